@@ -1,0 +1,104 @@
+package io.redlock;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A Redlock over N independent nodes of any mix of backends. A lock is held when a strict majority
+ * (N/2+1) of nodes accepted it and the time left after acquisition, minus an allowance for clock
+ * drift, is still positive.
+ *
+ * <p>Create one with {@link #builder()}, share it across threads, and close it when the application
+ * stops (it closes its nodes). Thread-safe.
+ *
+ * <pre>{@code
+ * try (Redlock redlock = Redlock.builder().nodes(a, b, c).build();
+ *     Lease lease = redlock.acquire("invoice-42", Duration.ofSeconds(10), Duration.ofSeconds(5))) {
+ *   // work while lease.isValid()
+ * }
+ * }</pre>
+ */
+public interface Redlock extends AutoCloseable {
+
+  /** A builder; the engine ({@code io.redlock:redlock-engine}) must be on the class path. */
+  static RedlockBuilder builder() {
+    return new RedlockBuilder();
+  }
+
+  /**
+   * Tries to lock {@code resource} for {@code ttl}, making up to the configured number of attempts
+   * with a random pause between them.
+   *
+   * @return the lease, or empty if the resource stayed held by someone else or too few nodes
+   *     answered. If the thread is interrupted while pausing, returns empty with the interrupt flag
+   *     set.
+   * @throws IllegalArgumentException if the resource is empty or the TTL is not positive
+   */
+  Optional<Lease> tryAcquire(String resource, Duration ttl);
+
+  /**
+   * Locks {@code resource} for {@code ttl}, retrying with random pauses for up to {@code maxWait}.
+   * A {@code maxWait} of zero makes exactly one attempt.
+   *
+   * @throws LockTimeoutException if the lock could not be had in time; the message says whether it
+   *     was held or whether nodes were unreachable
+   * @throws InterruptedException if the thread was interrupted while waiting
+   */
+  Lease acquire(String resource, Duration ttl, Duration maxWait) throws InterruptedException;
+
+  /**
+   * Runs {@code action} holding a lease obtained by {@link #tryAcquire}, then releases it.
+   *
+   * @throws LockTimeoutException if the lease could not be had
+   */
+  default <T, E extends Exception> T withLease(
+      String resource, Duration ttl, LeaseAction<T, E> action) throws E {
+    Lease lease =
+        tryAcquire(resource, ttl)
+            .orElseThrow(
+                () ->
+                    new LockTimeoutException(
+                        resource,
+                        Duration.ZERO,
+                        "held by another client after "
+                            + settings().retryAttempts()
+                            + " attempts, or too few nodes answered",
+                        List.of(),
+                        null));
+    try (lease) {
+      return action.run(lease);
+    }
+  }
+
+  /**
+   * Runs {@code action} holding a lease obtained by {@link #acquire}, then releases it.
+   *
+   * @throws LockTimeoutException if the lease could not be had within {@code maxWait}
+   */
+  default <T, E extends Exception> T withLease(
+      String resource, Duration ttl, Duration maxWait, LeaseAction<T, E> action)
+      throws E, InterruptedException {
+    try (Lease lease = acquire(resource, ttl, maxWait)) {
+      return action.run(lease);
+    }
+  }
+
+  /** The nodes of this quorum, redacted (safe to print). */
+  List<String> nodes();
+
+  /** How many nodes must agree: N/2+1. */
+  default int quorum() {
+    return nodes().size() / 2 + 1;
+  }
+
+  /** The settings in force. */
+  RedlockSettings settings();
+
+  /**
+   * Closes every node. Leases still held are not released (their keys expire by TTL); release them
+   * first. Idempotent.
+   */
+  @Override
+  void close();
+}

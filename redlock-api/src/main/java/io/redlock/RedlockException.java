@@ -1,0 +1,30 @@
+package io.redlock;
+
+import java.util.Optional;
+
+/**
+ * Root of every exception this library throws on purpose.
+ *
+ * <p>Two subclasses split failures by what a caller can do about them: {@link
+ * RedlockTransientException} (a retry may help: a node timed out, a connection dropped) and {@link
+ * RedlockNonTransientException} (a retry will not help: bad configuration, wrong password, missing
+ * table). Messages name the node they concern, with any password redacted, and say what to do.
+ */
+public class RedlockException extends RuntimeException {
+  private final String node;
+
+  /**
+   * @param node the node this failure concerns, in redacted form, or {@code null}
+   * @param message what went wrong and what to do about it
+   * @param cause the underlying failure, or {@code null}
+   */
+  public RedlockException(String node, String message, Throwable cause) {
+    super(node == null ? message : node + ": " + message, cause);
+    this.node = node;
+  }
+
+  /** The node this failure concerns (redacted, safe to log), if it concerns one node. */
+  public Optional<String> node() {
+    return Optional.ofNullable(node);
+  }
+}

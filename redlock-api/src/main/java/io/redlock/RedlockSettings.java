@@ -1,0 +1,181 @@
+package io.redlock;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The timing and retry settings of a {@link Redlock}. Immutable; use {@link #defaults()} and the
+ * {@code with...} methods, or the builder.
+ *
+ * @param driftFactor fraction of the TTL subtracted from every validity for clock drift between
+ *     nodes and this machine (default 0.01)
+ * @param driftBuffer constant subtracted from every validity (default 2 ms)
+ * @param nodeTimeout how long one node may take to answer one call, or {@code null} for the
+ *     default: TTL/200 clamped to [10 ms, 1 s] (50 ms for a 10 s TTL, as the algorithm advises)
+ * @param retryAttempts attempts made by {@code tryAcquire}, including the first (default 3)
+ * @param retryDelayMin shortest random pause between attempts (default 50 ms)
+ * @param retryDelayMax longest random pause between attempts (default 250 ms)
+ * @param minValidity a lease with less validity than this after acquisition is given up at once
+ *     (default 1 ms: any positive validity)
+ * @param maxExtensions how many times one lease may be extended (default 10,000)
+ */
+public record RedlockSettings(
+    double driftFactor,
+    Duration driftBuffer,
+    Duration nodeTimeout,
+    int retryAttempts,
+    Duration retryDelayMin,
+    Duration retryDelayMax,
+    Duration minValidity,
+    int maxExtensions) {
+
+  private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(10);
+  private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
+
+  /** Validates every setting; the message names the setting and the accepted range. */
+  public RedlockSettings {
+    if (!(driftFactor >= 0 && driftFactor < 1)) {
+      throw new IllegalArgumentException(
+          "driftFactor must be in [0, 1) (a fraction of the TTL, typically 0.01), got "
+              + driftFactor);
+    }
+    requireNonNegative("driftBuffer", driftBuffer);
+    if (nodeTimeout != null && (nodeTimeout.isNegative() || nodeTimeout.isZero())) {
+      throw new IllegalArgumentException(
+          "nodeTimeout must be positive (or null for the TTL-based default), got " + nodeTimeout);
+    }
+    if (retryAttempts < 1) {
+      throw new IllegalArgumentException(
+          "retryAttempts must be at least 1 (the first attempt counts), got " + retryAttempts);
+    }
+    requireNonNegative("retryDelayMin", retryDelayMin);
+    requireNonNegative("retryDelayMax", retryDelayMax);
+    if (retryDelayMax.compareTo(retryDelayMin) < 0) {
+      throw new IllegalArgumentException(
+          "retryDelayMax ("
+              + retryDelayMax.toMillis()
+              + " ms) must not be shorter than retryDelayMin ("
+              + retryDelayMin.toMillis()
+              + " ms)");
+    }
+    requireNonNegative("minValidity", minValidity);
+    if (maxExtensions < 0) {
+      throw new IllegalArgumentException("maxExtensions must be >= 0, got " + maxExtensions);
+    }
+  }
+
+  /** The defaults described on each component. */
+  public static RedlockSettings defaults() {
+    return new RedlockSettings(
+        0.01,
+        Duration.ofMillis(2),
+        null,
+        3,
+        Duration.ofMillis(50),
+        Duration.ofMillis(250),
+        Duration.ofMillis(1),
+        10_000);
+  }
+
+  /** The per-node timeout used for calls on a lock of this TTL. */
+  public Duration nodeTimeoutFor(Duration ttl) {
+    if (nodeTimeout != null) {
+      return nodeTimeout;
+    }
+    Duration auto = ttl.dividedBy(200);
+    if (auto.compareTo(MIN_AUTO_TIMEOUT) < 0) {
+      return MIN_AUTO_TIMEOUT;
+    }
+    return auto.compareTo(MAX_AUTO_TIMEOUT) > 0 ? MAX_AUTO_TIMEOUT : auto;
+  }
+
+  /** The drift allowance subtracted from the validity of a lock of this TTL. */
+  public Duration driftFor(Duration ttl) {
+    return Duration.ofNanos((long) (ttl.toNanos() * driftFactor)).plus(driftBuffer);
+  }
+
+  /** A copy with another drift factor. */
+  public RedlockSettings withDriftFactor(double value) {
+    return new RedlockSettings(
+        value,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions);
+  }
+
+  /** A copy with another drift buffer. */
+  public RedlockSettings withDriftBuffer(Duration value) {
+    return new RedlockSettings(
+        driftFactor,
+        value,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions);
+  }
+
+  /** A copy with another per-node timeout ({@code null} for the TTL-based default). */
+  public RedlockSettings withNodeTimeout(Duration value) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        value,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions);
+  }
+
+  /** A copy with other retry settings. */
+  public RedlockSettings withRetry(int attempts, Duration delayMin, Duration delayMax) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        attempts,
+        delayMin,
+        delayMax,
+        minValidity,
+        maxExtensions);
+  }
+
+  /** A copy with another minimum validity. */
+  public RedlockSettings withMinValidity(Duration value) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        value,
+        maxExtensions);
+  }
+
+  /** A copy with another maximum number of extensions per lease. */
+  public RedlockSettings withMaxExtensions(int value) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        value);
+  }
+
+  private static void requireNonNegative(String name, Duration value) {
+    Objects.requireNonNull(value, name + " must not be null");
+    if (value.isNegative()) {
+      throw new IllegalArgumentException(name + " must not be negative, got " + value);
+    }
+  }
+}

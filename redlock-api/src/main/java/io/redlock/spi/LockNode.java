@@ -1,0 +1,76 @@
+package io.redlock.spi;
+
+import java.time.Duration;
+
+/**
+ * One lock node: a single store that can hold keys with an expiry. It knows nothing of quorums or
+ * other nodes; the engine builds Redlock on top of many of these.
+ *
+ * <h2>Contract</h2>
+ *
+ * <ul>
+ *   <li><b>Server clock.</b> Expiry is computed by the store's own clock from a relative TTL. A key
+ *       whose expiry has passed counts as absent everywhere, even if not yet garbage-collected.
+ *   <li><b>Atomicity.</b> Each operation is one atomic step on the store: among any number of
+ *       concurrent {@code tryAcquire} calls for an absent key, from any number of clients, exactly
+ *       one acquires.
+ *   <li><b>Answers vs failures.</b> "Held by someone else" is an answer ({@code acquired=false});
+ *       "could not ask" (I/O, timeout, authentication, missing schema) is an exception from {@link
+ *       Reply#await}: a {@link io.redlock.RedlockTransientException} if a retry may help, else a
+ *       {@link io.redlock.RedlockNonTransientException}. Never {@code false} for a failure.
+ *   <li><b>Input.</b> Keys and tokens are non-empty strings of any Unicode content up to at least 1
+ *       KiB; a TTL must be positive and at least {@link NodeCapabilities#ttlPrecision()}. Invalid
+ *       input throws {@link IllegalArgumentException} from the method itself (not from the reply);
+ *       {@link LockNodeArguments} has the shared checks and messages.
+ *   <li><b>Multiplexing.</b> Each method starts the operation and returns at once with a {@link
+ *       Reply}; the engine starts the call on every node first and then awaits the replies. A
+ *       method may write to a socket but must not wait for the store's answer, so that one thread
+ *       can fan out to many nodes. Backends built on blocking drivers hand the call to an executor
+ *       ({@link Reply#supplyAsync}).
+ *   <li><b>Thread safety.</b> Every method may be called from many threads at once.
+ * </ul>
+ *
+ * <p>The compatibility kit ({@code io.redlock:redlock-tck}) checks all of this against a real
+ * store.
+ */
+public interface LockNode extends AutoCloseable {
+
+  /**
+   * A short description of the node for messages and logs, e.g. {@code redis://10.0.0.5:6379/0}.
+   * Must never contain a password or other secret.
+   */
+  String name();
+
+  /** What this node can do; constant for the node's lifetime. */
+  NodeCapabilities capabilities();
+
+  /**
+   * Conditional insert with expiry: sets {@code key -> token} expiring {@code ttl} from now on the
+   * store's clock, unless the key exists and has not expired.
+   *
+   * @return a reply: {@link AcquireResult#acquired()} true if this call set the key
+   * @throws IllegalArgumentException for an empty key or token or an unusable TTL
+   */
+  Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl);
+
+  /**
+   * Compare-and-delete: deletes {@code key} only if it holds {@code token}.
+   *
+   * @return a reply: true if the key held this token and was deleted
+   * @throws IllegalArgumentException for an empty key or token
+   */
+  Reply<Boolean> release(String key, String token);
+
+  /**
+   * Compare-and-extend: if {@code key} holds {@code token} and has not expired, sets its expiry to
+   * {@code ttl} from now on the store's clock.
+   *
+   * @return a reply: true if the expiry was moved
+   * @throws IllegalArgumentException for an empty key or token or an unusable TTL
+   */
+  Reply<Boolean> extend(String key, String token, Duration ttl);
+
+  /** Releases the node's connections. Idempotent; calls after close fail with an exception. */
+  @Override
+  void close();
+}

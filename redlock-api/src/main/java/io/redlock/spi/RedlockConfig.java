@@ -1,0 +1,26 @@
+package io.redlock.spi;
+
+import io.redlock.RedlockSettings;
+import io.redlock.Ticker;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Everything an engine needs to build a {@link io.redlock.Redlock}: passed from {@link
+ * io.redlock.RedlockBuilder} to the {@link RedlockEngineProvider}.
+ *
+ * @param nodes the nodes, owned by the Redlock from now on
+ * @param settings timing and retry settings
+ * @param ticker the monotonic clock
+ */
+public record RedlockConfig(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
+  /** Validates and copies. */
+  public RedlockConfig {
+    nodes = List.copyOf(nodes);
+    if (nodes.isEmpty()) {
+      throw new IllegalArgumentException("at least one node is needed");
+    }
+    Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(ticker, "ticker");
+  }
+}

@@ -1,0 +1,126 @@
+package io.redlock.spi;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockException;
+import io.redlock.RedlockTransientException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * The pending answer of one node to one call. The engine starts a call on every node, then awaits
+ * each reply against one shared deadline, so a backend may send all requests before reading any
+ * answer (multiplexing) instead of needing a thread per node.
+ *
+ * <p>Exactly one of two things happens to every reply: {@link #await} returns or throws an answer
+ * or failure; or {@code await} times out and the engine calls {@link #abandon} so that an answer
+ * arriving late is not lost (a late "acquired" must be released, or its key would linger until its
+ * TTL ran out).
+ *
+ * @param <T> the answer's type
+ */
+public interface Reply<T> {
+
+  /**
+   * Waits up to {@code timeout} for the answer. A zero timeout returns only an answer that is
+   * already there.
+   *
+   * @return the node's answer
+   * @throws NodeTimeoutException if there is no answer in time; the call may still complete later
+   * @throws RedlockException if the node could not be asked (transient or not); if the thread is
+   *     interrupted, a {@link RedlockTransientException} with the interrupt flag set again
+   */
+  T await(Duration timeout);
+
+  /**
+   * Gives up on this reply after {@link #await} timed out. If the node answers later, the backend
+   * passes the answer to {@code lateAnswer} (on any thread) and frees whatever the call held
+   * (connections). A late failure is dropped. Called at most once.
+   */
+  void abandon(Consumer<? super T> lateAnswer);
+
+  /** A reply that is already there. */
+  static <T> Reply<T> of(T value) {
+    return new FutureReply<>(CompletableFuture.completedFuture(value), "");
+  }
+
+  /** A reply that failed before anything was sent. */
+  static <T> Reply<T> failed(RedlockException failure) {
+    return new FutureReply<>(CompletableFuture.failedFuture(failure), "");
+  }
+
+  /**
+   * Adapts a future. Failures that are not {@link RedlockException}s are wrapped in a transient one
+   * naming {@code node}.
+   */
+  static <T> Reply<T> of(CompletableFuture<T> future, String node) {
+    return new FutureReply<>(future, node);
+  }
+
+  /**
+   * Runs a blocking operation on {@code executor}: the way for backends built on blocking drivers
+   * (JDBC, for example) to let the engine fan out without waiting for each node in turn. A full or
+   * shut-down executor gives a failed reply.
+   */
+  static <T> Reply<T> supplyAsync(Supplier<T> operation, Executor executor, String node) {
+    Objects.requireNonNull(operation, "operation");
+    try {
+      return new FutureReply<>(CompletableFuture.supplyAsync(operation, executor), node);
+    } catch (RejectedExecutionException e) {
+      return failed(
+          new RedlockTransientException(
+              node, "the node's worker pool refused the call (closed or overloaded)", e));
+    }
+  }
+
+  /** Helper kept package-private: waits on a future and translates the outcome. */
+  final class FutureReply<T> implements Reply<T> {
+    private final CompletableFuture<T> future;
+    private final String node;
+
+    FutureReply(CompletableFuture<T> future, String node) {
+      this.future = Objects.requireNonNull(future, "future");
+      this.node = node;
+    }
+
+    @Override
+    public T await(Duration timeout) {
+      try {
+        if (timeout.isZero() || timeout.isNegative()) {
+          if (!future.isDone()) {
+            throw new NodeTimeoutException(node, Duration.ZERO);
+          }
+          return future.join();
+        }
+        return future.get(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        throw new NodeTimeoutException(node, timeout);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedlockTransientException(node, "interrupted while waiting for the node", e);
+      } catch (java.util.concurrent.ExecutionException
+          | java.util.concurrent.CompletionException e) {
+        throw translate(e.getCause() == null ? e : e.getCause());
+      }
+    }
+
+    private RuntimeException translate(Throwable cause) {
+      if (cause instanceof RedlockException redlock) {
+        return redlock;
+      }
+      if (cause instanceof IllegalArgumentException illegal) {
+        return illegal;
+      }
+      return new RedlockTransientException(node, "the call failed unexpectedly: " + cause, cause);
+    }
+
+    @Override
+    public void abandon(Consumer<? super T> lateAnswer) {
+      future.thenAccept(lateAnswer);
+    }
+  }
+}
