@@ -70,7 +70,10 @@ public interface LockNode extends AutoCloseable {
    */
   Reply<Boolean> extend(String key, String token, Duration ttl);
 
-  /** Releases the node's connections. Idempotent; calls after close fail with an exception. */
+  /**
+   * Releases the node's connections. Idempotent. Calls made after close throw {@link
+   * IllegalStateException} naming the node.
+   */
   @Override
   void close();
 }
