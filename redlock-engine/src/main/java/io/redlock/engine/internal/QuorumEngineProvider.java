@@ -1,0 +1,21 @@
+package io.redlock.engine.internal;
+
+import io.redlock.Redlock;
+import io.redlock.spi.RedlockConfig;
+import io.redlock.spi.RedlockEngineProvider;
+
+/**
+ * The engine's entry point for {@link java.util.ServiceLoader}; registered in {@code
+ * META-INF/services/io.redlock.spi.RedlockEngineProvider}. Not meant to be called directly: use
+ * {@link Redlock#builder()}.
+ */
+public final class QuorumEngineProvider implements RedlockEngineProvider {
+
+  /** Called by {@link java.util.ServiceLoader}. */
+  public QuorumEngineProvider() {}
+
+  @Override
+  public Redlock create(RedlockConfig config) {
+    return new QuorumRedlock(config.nodes(), config.settings(), config.ticker());
+  }
+}

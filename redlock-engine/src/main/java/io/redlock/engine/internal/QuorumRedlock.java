@@ -1,0 +1,668 @@
+package io.redlock.engine.internal;
+
+import io.redlock.Lease;
+import io.redlock.LockTimeoutException;
+import io.redlock.NodeTimeoutException;
+import io.redlock.Redlock;
+import io.redlock.RedlockSettings;
+import io.redlock.ReleaseOutcome;
+import io.redlock.Ticker;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.random.RandomGenerator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Redlock over N nodes, as seed 002 describes it: one fresh token per attempt, the call started on
+ * every node before any reply is awaited (so a backend may multiplex), one shared deadline for the
+ * replies, a strict majority, validity = TTL - elapsed - drift, release on every node after a
+ * failed attempt, random pauses between attempts.
+ *
+ * <p>Runs on the calling thread only; backends that block bring their own executor ({@link
+ * Reply#supplyAsync}). Elapsed time comes from the injected {@link Ticker}, never wall time.
+ */
+final class QuorumRedlock implements Redlock {
+  private static final Logger LOG = LoggerFactory.getLogger(QuorumRedlock.class);
+
+  /** 160 bits, the size seed 002 assumes ("20 bytes from /dev/urandom"). */
+  static final int TOKEN_BYTES = 20;
+
+  /** One generator for every token: seeding a SecureRandom per call would be slow. */
+  private static final SecureRandom TOKENS = new SecureRandom();
+
+  private static final Base64.Encoder TOKEN_ENCODER = Base64.getUrlEncoder().withoutPadding();
+
+  /** The answer handler for replies nobody needs any more (fire-and-forget). */
+  static final Consumer<Object> IGNORE = answer -> {};
+
+  /** Thread-safe without sharing state between threads, unlike a shared java.util.Random. */
+  private static final RandomGenerator THREAD_LOCAL_RANDOM =
+      () -> ThreadLocalRandom.current().nextLong();
+
+  final LockNode[] nodes;
+  final String[] names;
+  private final List<String> nameList;
+  final RedlockSettings settings;
+  final Ticker ticker;
+  private final Sleeper sleeper;
+  private final RandomGenerator random;
+  final int quorum;
+
+  /** The coarsest TTL precision among the nodes: a TTL must suit every node. */
+  private final Duration ttlPrecision;
+
+  /** Validity a fresh lease needs: the configured minimum, and always more than zero. */
+  private final long minValidityNanos;
+
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  QuorumRedlock(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
+    this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM);
+  }
+
+  /** For tests: a fake ticker, a sleeper that moves it, a seeded random source. */
+  QuorumRedlock(
+      List<LockNode> nodes,
+      RedlockSettings settings,
+      Ticker ticker,
+      Sleeper sleeper,
+      RandomGenerator random) {
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+    this.random = Objects.requireNonNull(random, "random");
+    this.nodes = nodes.toArray(new LockNode[0]);
+    if (this.nodes.length == 0) {
+      throw new IllegalArgumentException("a Redlock needs at least one node");
+    }
+    this.names = new String[this.nodes.length];
+    Duration precision = Duration.ofNanos(1);
+    Set<LockNode> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    Set<String> seenNames = new HashSet<>();
+    for (int i = 0; i < this.nodes.length; i++) {
+      LockNode node = Objects.requireNonNull(this.nodes[i], "node must not be null");
+      String name = NodeUri.redact(String.valueOf(node.name()));
+      // The same store counted twice would let one store's vote count as two: a broken quorum.
+      if (!seen.add(node) || !seenNames.add(name)) {
+        throw new IllegalArgumentException(
+            "node '"
+                + name
+                + "' is listed twice; every node of a Redlock must be a separate, independent store");
+      }
+      names[i] = name;
+      Duration p = node.capabilities().ttlPrecision();
+      if (p.compareTo(precision) > 0) {
+        precision = p;
+      }
+    }
+    this.nameList = List.of(names);
+    this.ttlPrecision = precision;
+    this.quorum = this.nodes.length / 2 + 1;
+    this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("Redlock over {} nodes (quorum {}): {}", names.length, quorum, nameList);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Acquisition
+
+  @Override
+  public Optional<Lease> tryAcquire(String resource, Duration ttl) {
+    checkResource(resource);
+    long ttlNanos = checkTtl(ttl);
+    checkOpen();
+    long driftNanos = driftNanos(ttl);
+    long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
+    Tally tally = new Tally();
+    int attempts = settings.retryAttempts();
+    if (Thread.currentThread().isInterrupted()) {
+      LOG.debug("tryAcquire '{}' not attempted: the thread is interrupted", resource);
+      return Optional.empty();
+    }
+    for (int attempt = 1; ; attempt++) {
+      QuorumLease lease = attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
+      if (lease != null) {
+        return Optional.of(lease);
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // The failed attempt has already released what it took; keep the flag for the caller.
+        LOG.debug("tryAcquire '{}' stopped: the thread was interrupted", resource);
+        return Optional.empty();
+      }
+      if (attempt >= attempts) {
+        if (LOG.isDebugEnabled()) {
+          LOG.debug(
+              "could not lock '{}' in {} attempts: {}", resource, attempts, describe(tally, ttl));
+        }
+        return Optional.empty();
+      }
+      try {
+        sleeper.sleep(pickPauseNanos());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        LOG.debug("tryAcquire '{}' interrupted while pausing between attempts", resource);
+        return Optional.empty();
+      }
+    }
+  }
+
+  @Override
+  public Lease acquire(String resource, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    checkResource(resource);
+    long ttlNanos = checkTtl(ttl);
+    if (maxWait == null) {
+      throw new IllegalArgumentException(
+          "maxWait must not be null; pass Duration.ZERO for a single attempt");
+    }
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException(
+          "maxWait must not be negative, got "
+              + maxWait
+              + "; pass Duration.ZERO for a single attempt");
+    }
+    checkOpen();
+    if (Thread.interrupted()) {
+      throw new InterruptedException("interrupted before trying to lock '" + resource + "'");
+    }
+    long maxWaitNanos = saturatedNanos(maxWait);
+    long driftNanos = driftNanos(ttl);
+    long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
+    Tally tally = new Tally();
+    long start = ticker.read();
+    for (int attempt = 1; ; attempt++) {
+      QuorumLease lease = attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
+      if (lease != null) {
+        return lease;
+      }
+      if (Thread.interrupted()) {
+        // The failed attempt has already released what it took.
+        throw new InterruptedException(
+            "interrupted while trying to lock '" + resource + "'; nothing is held");
+      }
+      long waited = ticker.read() - start;
+      long left = maxWaitNanos - waited;
+      if (left <= 0) {
+        throw timeout(resource, ttl, waited, attempt, tally);
+      }
+      // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
+      sleeper.sleep(Math.min(pickPauseNanos(), left));
+    }
+  }
+
+  /**
+   * One attempt: start the conditional insert on every node, then await every reply against one
+   * deadline. Returns the lease, or null after releasing on every node.
+   */
+  private QuorumLease attempt(
+      String resource,
+      Duration ttl,
+      long ttlNanos,
+      long driftNanos,
+      long nodeTimeoutNanos,
+      Tally tally) {
+    tally.reset();
+    String token = newToken();
+    int n = nodes.length;
+    long start = ticker.read();
+    QuorumLease lease = new QuorumLease(this, resource, token, ttl);
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    Reply<AcquireResult>[] replies = new Reply[n];
+    for (int i = 0; i < n; i++) {
+      try {
+        replies[i] = nodes[i].tryAcquire(resource, token, ttl);
+      } catch (IllegalArgumentException e) {
+        // The caller's input: give up, but first make sure nothing already started lingers.
+        lease.markDone();
+        for (int j = 0; j < i; j++) {
+          if (replies[j] != null) {
+            abandonAcquire(replies[j], lease, j);
+          }
+        }
+        throw e;
+      } catch (RuntimeException e) {
+        nodeFailed(tally, i, "tryAcquire", e);
+      }
+    }
+    long deadline = start + nodeTimeoutNanos;
+    for (int i = 0; i < n; i++) {
+      Reply<AcquireResult> reply = replies[i];
+      if (reply == null) {
+        continue;
+      }
+      try {
+        if (reply.await(remaining(deadline)).acquired()) {
+          tally.yes(quorum, 0);
+        } else {
+          tally.no++;
+        }
+      } catch (RuntimeException e) {
+        nodeFailed(tally, i, "tryAcquire", e);
+        if (stillPending(e)) {
+          abandonAcquire(reply, lease, i);
+        }
+      }
+    }
+    long end = ticker.read();
+    tally.elapsedNanos = end - start;
+    tally.validityNanos = ttlNanos - tally.elapsedNanos - driftNanos;
+    if (tally.yes >= quorum
+        && tally.validityNanos >= minValidityNanos
+        && !Thread.currentThread().isInterrupted()) {
+      lease.activate(start + ttlNanos - driftNanos);
+      if (LOG.isDebugEnabled()) {
+        LOG.debug(
+            "locked '{}' on {} of {} nodes in {} µs, validity {} ms",
+            resource,
+            tally.yes,
+            n,
+            tally.elapsedNanos / 1_000,
+            tally.validityNanos / 1_000_000);
+      }
+      return lease;
+    }
+    // Mark first, then release: a late "acquired" that arrives from now on releases itself, and
+    // one that arrived before is deleted by the releases sent below.
+    lease.markDone();
+    releaseAll(resource, token, nodeTimeoutNanos);
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("attempt on '{}' failed and was released: {}", resource, describe(tally, ttl));
+    }
+    return null;
+  }
+
+  /**
+   * Gives up on an acquire reply that did not answer in time. If it still acquires later, the key
+   * is released unless the attempt became a lease that is still held (whose release will delete
+   * it).
+   */
+  private void abandonAcquire(Reply<AcquireResult> reply, QuorumLease lease, int node) {
+    try {
+      reply.abandon(
+          late -> {
+            if (late != null && late.acquired() && lease.isDone()) {
+              LOG.debug("{}: late 'acquired' for '{}' released", names[node], lease.resource());
+              releaseQuietly(node, lease.resource(), lease.token());
+            }
+          });
+    } catch (RuntimeException e) {
+      LOG.debug("{}: could not abandon a reply: {}", names[node], e.toString());
+    }
+  }
+
+  private void releaseQuietly(int node, String resource, String token) {
+    try {
+      nodes[node].release(resource, token).abandon(IGNORE);
+    } catch (RuntimeException e) {
+      LOG.debug("{}: release of '{}' failed: {}", names[node], resource, e.toString());
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Release and extension, shared with the lease
+
+  /**
+   * Compare-and-delete on every node, awaited against one deadline. Never throws because of a node.
+   */
+  ReleaseOutcome releaseAll(String resource, String token, long nodeTimeoutNanos) {
+    int n = nodes.length;
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    Reply<Boolean>[] replies = new Reply[n];
+    List<String> failed = null;
+    for (int i = 0; i < n; i++) {
+      try {
+        replies[i] = nodes[i].release(resource, token);
+      } catch (RuntimeException e) {
+        failed = addFailure(failed, i, "release", e);
+      }
+    }
+    long deadline = ticker.read() + nodeTimeoutNanos;
+    int deleted = 0;
+    int answered = 0;
+    for (int i = 0; i < n; i++) {
+      Reply<Boolean> reply = replies[i];
+      if (reply == null) {
+        continue;
+      }
+      try {
+        if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+          deleted++;
+        }
+        answered++;
+      } catch (RuntimeException e) {
+        failed = addFailure(failed, i, "release", e);
+        if (stillPending(e)) {
+          abandonQuietly(reply, i);
+        }
+      }
+    }
+    return new ReleaseOutcome(deleted, answered, n, inNodeOrder(failed));
+  }
+
+  /** Failed node names in the order the nodes were given (start failures come in first). */
+  List<String> inNodeOrder(List<String> failed) {
+    if (failed == null || failed.isEmpty()) {
+      return List.of();
+    }
+    List<String> sorted = new ArrayList<>(failed);
+    sorted.sort(Comparator.comparingInt(nameList::indexOf));
+    return sorted;
+  }
+
+  /**
+   * Compare-and-extend on every node, awaited until {@code deadline}; records in {@code tally} the
+   * yes votes and when the quorum was reached.
+   */
+  void extendAll(String resource, String token, Duration ttl, long deadline, Tally tally) {
+    tally.reset();
+    int n = nodes.length;
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    Reply<Boolean>[] replies = new Reply[n];
+    for (int i = 0; i < n; i++) {
+      try {
+        replies[i] = nodes[i].extend(resource, token, ttl);
+      } catch (IllegalArgumentException e) {
+        for (int j = 0; j < i; j++) {
+          if (replies[j] != null) {
+            abandonQuietly(replies[j], j);
+          }
+        }
+        throw e;
+      } catch (RuntimeException e) {
+        nodeFailed(tally, i, "extend", e);
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      Reply<Boolean> reply = replies[i];
+      if (reply == null) {
+        continue;
+      }
+      try {
+        if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+          tally.yes(quorum, ticker.read());
+        } else {
+          tally.no++;
+        }
+      } catch (RuntimeException e) {
+        nodeFailed(tally, i, "extend", e);
+        if (stillPending(e)) {
+          // A late "extended" only keeps our own key a little longer; nothing to undo.
+          abandonQuietly(reply, i);
+        }
+      }
+    }
+  }
+
+  private void abandonQuietly(Reply<?> reply, int node) {
+    try {
+      reply.abandon(IGNORE);
+    } catch (RuntimeException e) {
+      LOG.debug("{}: could not abandon a reply: {}", names[node], e.toString());
+    }
+  }
+
+  private void nodeFailed(Tally tally, int node, String operation, RuntimeException e) {
+    tally.fail(names[node], e);
+    LOG.debug("{}: {} failed: {}", names[node], operation, e.toString());
+  }
+
+  private List<String> addFailure(List<String> failed, int node, String op, RuntimeException e) {
+    LOG.debug("{}: {} failed: {}", names[node], op, e.toString());
+    List<String> out = failed == null ? new ArrayList<>(4) : failed;
+    out.add(names[node]);
+    return out;
+  }
+
+  /**
+   * Whether a reply that threw may still complete: it timed out, or this thread's interrupt cut the
+   * wait short. Such a reply must be abandoned so that a late answer is not lost.
+   */
+  private static boolean stillPending(RuntimeException e) {
+    return e instanceof NodeTimeoutException || Thread.currentThread().isInterrupted();
+  }
+
+  /**
+   * Time left until {@code deadline}; zero once past it or when interrupted (take only answers
+   * already there, so cleanup never blocks an interrupted thread).
+   */
+  Duration remaining(long deadline) {
+    if (Thread.currentThread().isInterrupted()) {
+      return Duration.ZERO;
+    }
+    long left = deadline - ticker.read();
+    return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Arguments, tokens, timing
+
+  private static void checkResource(String resource) {
+    if (resource == null) {
+      throw new IllegalArgumentException("resource must not be null; name the thing to lock");
+    }
+    if (resource.isEmpty()) {
+      throw new IllegalArgumentException(
+          "resource must be a non-empty string; name the thing to lock, e.g. \"invoice-42\"");
+    }
+  }
+
+  /** Validates a TTL for acquire and extend; returns it in nanoseconds. */
+  long checkTtl(Duration ttl) {
+    if (ttl == null) {
+      throw new IllegalArgumentException(
+          "ttl must not be null; pass the lock's time to live, e.g. Duration.ofSeconds(10)");
+    }
+    if (ttl.isNegative() || ttl.isZero()) {
+      throw new IllegalArgumentException(
+          "ttl must be positive, got " + ttl + "; pass e.g. Duration.ofSeconds(10)");
+    }
+    long ttlNanos;
+    try {
+      ttlNanos = ttl.toNanos();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("ttl " + ttl + " is too long; use at most a few days", e);
+    }
+    if (ttl.compareTo(ttlPrecision) < 0) {
+      throw new IllegalArgumentException(
+          "ttl "
+              + ttl
+              + " is below the TTL precision of the nodes ("
+              + ttlPrecision
+              + "); use a TTL of at least "
+              + ttlPrecision.toMillis()
+              + " ms");
+    }
+    long driftNanos = driftNanos(ttl);
+    if (ttlNanos - driftNanos < minValidityNanos) {
+      double factor = settings.driftFactor();
+      long needed =
+          (long)
+              Math.ceil(
+                  (minValidityNanos + saturatedNanos(settings.driftBuffer()))
+                      / (1 - factor)
+                      / 1_000_000.0);
+      throw new IllegalArgumentException(
+          "ttl "
+              + ttl
+              + " leaves no validity: the drift allowance (ttl x driftFactor "
+              + factor
+              + " + driftBuffer "
+              + settings.driftBuffer().toMillis()
+              + " ms) and the minimum validity ("
+              + settings.minValidity().toMillis()
+              + " ms) take all of it; use a TTL well above "
+              + needed
+              + " ms");
+    }
+    return ttlNanos;
+  }
+
+  /**
+   * The per-node wait for calls on a lock of this TTL, at most the TTL itself: an answer after it
+   * is worthless (the key has expired), and the cap keeps deadline arithmetic from overflowing.
+   */
+  long nodeTimeoutNanos(Duration ttl) {
+    return Math.min(saturatedNanos(settings.nodeTimeoutFor(ttl)), saturatedNanos(ttl));
+  }
+
+  long driftNanos(Duration ttl) {
+    return saturatedNanos(settings.driftFor(ttl));
+  }
+
+  long minValidityNanos() {
+    return minValidityNanos;
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("this Redlock is closed; build a new one to take locks");
+    }
+  }
+
+  static String newToken() {
+    byte[] bytes = new byte[TOKEN_BYTES];
+    TOKENS.nextBytes(bytes);
+    return TOKEN_ENCODER.encodeToString(bytes);
+  }
+
+  /** A pause uniform in [retryDelayMin, retryDelayMax]. */
+  long pickPauseNanos() {
+    long min = saturatedNanos(settings.retryDelayMin());
+    long max = saturatedNanos(settings.retryDelayMax());
+    long span = max - min;
+    if (span <= 0) {
+      return min;
+    }
+    return min + random.nextLong(span == Long.MAX_VALUE ? span : span + 1);
+  }
+
+  static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return d.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+    }
+  }
+
+  private LockTimeoutException timeout(
+      String resource, Duration ttl, long waitedNanos, int attempts, Tally tally) {
+    String detail =
+        describe(tally, ttl) + " (" + attempts + (attempts == 1 ? " attempt)" : " attempts)");
+    return new LockTimeoutException(
+        resource,
+        Duration.ofNanos(waitedNanos),
+        detail,
+        inNodeOrder(tally.failed),
+        tally.firstFailure);
+  }
+
+  /** Why the last attempt failed, in words. */
+  private String describe(Tally tally, Duration ttl) {
+    int n = nodes.length;
+    int answered = tally.yes + tally.no;
+    StringBuilder sb = new StringBuilder(128);
+    if (Thread.currentThread().isInterrupted()) {
+      sb.append("interrupted; ");
+    }
+    if (tally.yes >= quorum) {
+      sb.append("acquired on ")
+          .append(tally.yes)
+          .append(" of ")
+          .append(n)
+          .append(" nodes, but the acquisition took ")
+          .append(tally.elapsedNanos / 1_000_000)
+          .append(" ms of the ")
+          .append(ttl.toMillis())
+          .append(" ms TTL, leaving ")
+          .append(tally.validityNanos / 1_000_000)
+          .append(" ms of validity after the drift allowance (minimum ")
+          .append(settings.minValidity().toMillis())
+          .append(" ms); use a longer TTL or find out why the nodes are slow");
+    } else if (answered < quorum && tally.failedCount() > 0) {
+      sb.append("too few nodes reachable: ")
+          .append(answered)
+          .append(" of ")
+          .append(n)
+          .append(" answered, a quorum needs ")
+          .append(quorum)
+          .append("; unreachable: ")
+          .append(String.join(", ", inNodeOrder(tally.failed)));
+      if (tally.no > 0) {
+        sb.append("; held elsewhere on ").append(tally.no).append(" of the nodes that answered");
+      }
+    } else {
+      sb.append("held by another client: ")
+          .append(tally.no)
+          .append(" of ")
+          .append(n)
+          .append(" nodes said the resource is held, ")
+          .append(tally.yes)
+          .append(" accepted, a quorum needs ")
+          .append(quorum);
+      if (tally.failedCount() > 0) {
+        sb.append("; unreachable: ").append(String.join(", ", inNodeOrder(tally.failed)));
+      }
+    }
+    return sb.toString();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  @Override
+  public List<String> nodes() {
+    return nameList;
+  }
+
+  @Override
+  public int quorum() {
+    return quorum;
+  }
+
+  @Override
+  public RedlockSettings settings() {
+    return settings;
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      closeAll(nodes);
+      LOG.debug("Redlock over {} closed", nameList);
+    }
+  }
+
+  private static void closeAll(LockNode[] nodes) {
+    for (LockNode node : nodes) {
+      try {
+        node.close();
+      } catch (RuntimeException e) {
+        // One node failing to close must not keep the others open.
+        LOG.warn("{}: close failed: {}", NodeUri.redact(String.valueOf(node.name())), e.toString());
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Redlock" + nameList + " quorum " + quorum;
+  }
+}

@@ -1,0 +1,61 @@
+package io.redlock.engine.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The votes of one fan-out (acquire or extend). Mutable and reused across the attempts of one call,
+ * so the hot path allocates nothing for it; confined to the calling thread.
+ */
+final class Tally {
+  /** Nodes that said yes (acquired, extended). */
+  int yes;
+
+  /** Nodes that answered no (held by another token, or no longer ours). */
+  int no;
+
+  /** Whether {@link #yes} reached the quorum, and the ticker reading when it did. */
+  boolean quorumReached;
+
+  long quorumAtNanos;
+
+  /** The acquisition's elapsed time and resulting validity, for messages. */
+  long elapsedNanos;
+
+  long validityNanos;
+
+  /** Names of nodes that could not be asked; null while there are none (no allocation). */
+  List<String> failed;
+
+  RuntimeException firstFailure;
+
+  void reset() {
+    yes = 0;
+    no = 0;
+    quorumReached = false;
+    quorumAtNanos = 0;
+    elapsedNanos = 0;
+    validityNanos = 0;
+    failed = null;
+    firstFailure = null;
+  }
+
+  void yes(int quorum, long nowNanos) {
+    if (++yes == quorum) {
+      quorumReached = true;
+      quorumAtNanos = nowNanos;
+    }
+  }
+
+  void fail(String name, RuntimeException failure) {
+    if (failed == null) {
+      failed = new ArrayList<>(4);
+      firstFailure = failure;
+    }
+    failed.add(name);
+  }
+
+  int failedCount() {
+    return failed == null ? 0 : failed.size();
+  }
+}

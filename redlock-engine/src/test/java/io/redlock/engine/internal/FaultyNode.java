@@ -1,0 +1,298 @@
+package io.redlock.engine.internal;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockTransientException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.Reply;
+import io.redlock.tck.InMemoryLockNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Test-only decorator of an {@link InMemoryLockNode} that injects faults: a node that is down, one
+ * that throws when a call starts, one whose answer misses the deadline (delivered later through
+ * {@link Reply#abandon}), latency that moves the fake ticker, and counters per operation. It also
+ * checks the engine's side of the {@link Reply} contract: every reply awaited or abandoned.
+ */
+final class FaultyNode implements LockNode {
+
+  enum Mode {
+    /** Answers at once. */
+    UP,
+    /** Every call gives a failed reply (connection refused). */
+    DOWN,
+    /** Every call throws {@link #throwing} when it starts. */
+    THROWS,
+    /** The request reaches the store only after the deadline: lands at {@link #deliverLate()}. */
+    SLOW,
+    /** The request lands at once, but the answer misses the deadline. */
+    SLOW_ANSWER,
+    /** The request lands at once; waiting for it is interrupted (as Reply.await reports it). */
+    INTERRUPTS
+  }
+
+  /** The store behind the faults, for inspecting keys directly. */
+  final InMemoryLockNode store;
+
+  private final String name;
+  private final FakeTicker ticker;
+  private final List<String> events;
+  private volatile Mode mode = Mode.UP;
+  private volatile RuntimeException throwing;
+  private volatile Duration latency = Duration.ZERO;
+  private volatile Duration acquireLatency = Duration.ZERO;
+  private volatile RuntimeException closeFailure;
+
+  final AtomicInteger acquireCalls = new AtomicInteger();
+  final AtomicInteger releaseCalls = new AtomicInteger();
+  final AtomicInteger extendCalls = new AtomicInteger();
+  final AtomicInteger closeCalls = new AtomicInteger();
+  final List<String> acquireTokens = Collections.synchronizedList(new ArrayList<>());
+  final Set<Thread> callerThreads = ConcurrentHashMap.newKeySet();
+  private final List<Tracked<?>> replies = Collections.synchronizedList(new ArrayList<>());
+  private final List<Late<?>> late = Collections.synchronizedList(new ArrayList<>());
+  final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+
+  FaultyNode(String name, FakeTicker ticker, List<String> events) {
+    this.name = name;
+    this.ticker = ticker;
+    this.events = events;
+    this.store = new InMemoryLockNode(name, ticker);
+  }
+
+  FaultyNode up() {
+    mode = Mode.UP;
+    return this;
+  }
+
+  FaultyNode down() {
+    mode = Mode.DOWN;
+    return this;
+  }
+
+  FaultyNode slow() {
+    mode = Mode.SLOW;
+    return this;
+  }
+
+  FaultyNode slowAnswer() {
+    mode = Mode.SLOW_ANSWER;
+    return this;
+  }
+
+  FaultyNode interrupting() {
+    mode = Mode.INTERRUPTS;
+    return this;
+  }
+
+  FaultyNode throwing(RuntimeException e) {
+    throwing = e;
+    mode = Mode.THROWS;
+    return this;
+  }
+
+  FaultyNode latency(Duration perCall) {
+    latency = perCall;
+    return this;
+  }
+
+  /** Latency of tryAcquire calls only (on top of {@link #latency}). */
+  FaultyNode acquireLatency(Duration perCall) {
+    acquireLatency = perCall;
+    return this;
+  }
+
+  FaultyNode failOnClose(RuntimeException e) {
+    closeFailure = e;
+    return this;
+  }
+
+  /** The node recovers: answers that missed their deadline arrive now, in call order. */
+  void deliverLate() {
+    mode = Mode.UP;
+    List<Late<?>> pending;
+    synchronized (late) {
+      pending = new ArrayList<>(late);
+      late.clear();
+    }
+    for (Late<?> reply : pending) {
+      reply.deliver();
+    }
+  }
+
+  /** Replies handed out that were neither awaited nor abandoned. */
+  long unsettledReplies() {
+    synchronized (replies) {
+      return replies.stream().filter(r -> !r.settled()).count();
+    }
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public NodeCapabilities capabilities() {
+    return store.capabilities();
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    LockNodeArguments.requireTtl(ttl, capabilities());
+    acquireCalls.incrementAndGet();
+    acquireTokens.add(token);
+    ticker.advance(acquireLatency);
+    return call("tryAcquire", () -> store.tryAcquire(key, token, ttl));
+  }
+
+  @Override
+  public Reply<Boolean> release(String key, String token) {
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    releaseCalls.incrementAndGet();
+    return call("release", () -> store.release(key, token));
+  }
+
+  @Override
+  public Reply<Boolean> extend(String key, String token, Duration ttl) {
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    LockNodeArguments.requireTtl(ttl, capabilities());
+    extendCalls.incrementAndGet();
+    return call("extend", () -> store.extend(key, token, ttl));
+  }
+
+  private <T> Reply<T> call(String op, Supplier<Reply<T>> operation) {
+    events.add("start " + op + " " + name);
+    callerThreads.add(Thread.currentThread());
+    ticker.advance(latency);
+    Reply<T> reply =
+        switch (mode) {
+          case UP -> operation.get();
+          case DOWN ->
+              Reply.failed(
+                  new RedlockTransientException(name, "connection refused (injected)", null));
+          case THROWS -> throw throwing;
+          case SLOW -> new Late<>(operation, false, false);
+          case SLOW_ANSWER -> new Late<>(operation, true, false);
+          case INTERRUPTS -> new Late<>(operation, true, true);
+        };
+    Tracked<T> tracked = new Tracked<>(op, reply);
+    replies.add(tracked);
+    return tracked;
+  }
+
+  @Override
+  public void close() {
+    closeCalls.incrementAndGet();
+    store.close();
+    RuntimeException e = closeFailure;
+    if (e != null) {
+      throw e;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+
+  /** Records how the engine settles each reply. */
+  private final class Tracked<T> implements Reply<T> {
+    private final String op;
+    private final Reply<T> delegate;
+    private final AtomicInteger awaits = new AtomicInteger();
+    private final AtomicInteger abandons = new AtomicInteger();
+    private volatile boolean timedOut;
+
+    Tracked(String op, Reply<T> delegate) {
+      this.op = op;
+      this.delegate = delegate;
+    }
+
+    boolean settled() {
+      return (awaits.get() > 0 && !timedOut) || abandons.get() > 0;
+    }
+
+    @Override
+    public T await(Duration timeout) {
+      events.add("await " + op + " " + name);
+      if (timeout.isNegative()) {
+        violations.add(op + ": await with a negative timeout " + timeout);
+      }
+      if (awaits.incrementAndGet() > 1) {
+        violations.add(op + ": awaited twice");
+      }
+      try {
+        return delegate.await(timeout);
+      } catch (NodeTimeoutException e) {
+        timedOut = true;
+        throw e;
+      } catch (RedlockTransientException e) {
+        if (Thread.currentThread().isInterrupted()) {
+          timedOut = true; // the answer may still come: it must be abandoned
+        }
+        throw e;
+      }
+    }
+
+    @Override
+    public void abandon(Consumer<? super T> lateAnswer) {
+      if (abandons.incrementAndGet() > 1) {
+        violations.add(op + ": abandoned twice");
+      }
+      delegate.abandon(lateAnswer);
+    }
+  }
+
+  /** A reply that misses any deadline; its answer is handed to the abandon handler later. */
+  private final class Late<T> implements Reply<T> {
+    private final Supplier<Reply<T>> operation;
+    private final Reply<T> landed;
+    private final boolean interrupts;
+    private volatile Consumer<? super T> lateAnswer;
+
+    Late(Supplier<Reply<T>> operation, boolean landsNow, boolean interrupts) {
+      this.operation = operation;
+      this.landed = landsNow ? operation.get() : null;
+      this.interrupts = interrupts;
+      late.add(this);
+    }
+
+    @Override
+    public T await(Duration timeout) {
+      if (interrupts) {
+        Thread.currentThread().interrupt();
+        throw new RedlockTransientException(name, "interrupted while waiting for the node", null);
+      }
+      ticker.advance(timeout); // waiting out the whole timeout
+      throw new NodeTimeoutException(name, timeout);
+    }
+
+    @Override
+    public void abandon(Consumer<? super T> lateAnswer) {
+      this.lateAnswer = lateAnswer;
+    }
+
+    void deliver() {
+      T answer = (landed != null ? landed : operation.get()).await(Duration.ZERO);
+      Consumer<? super T> handler = lateAnswer;
+      if (handler != null) {
+        handler.accept(answer);
+      }
+    }
+  }
+}
