@@ -1,0 +1,419 @@
+package io.redlock.jdbc;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.jdbc.internal.Dialect;
+import io.redlock.jdbc.internal.JdbcOptions;
+import io.redlock.jdbc.internal.KeyCodec;
+import io.redlock.jdbc.internal.LockTable;
+import io.redlock.jdbc.internal.TableName;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * A lock node on a SQL database: PostgreSQL, MariaDB/MySQL, SQLite or H2. Every operation is one
+ * atomic statement at the default isolation level, on a connection borrowed for that statement
+ * only, and every expiry is computed by the database server's clock from a relative TTL.
+ *
+ * <p>Create one from a JDBC URL (a HikariCP pool is built inside) or from your own {@link
+ * DataSource}:
+ *
+ * <pre>{@code
+ * LockNode a = JdbcLockNode.builder("jdbc:postgresql://db1:5432/app?user=app&password=secret")
+ *     .createTable(true)
+ *     .build();
+ * LockNode b = JdbcLockNode.builder(myDataSource).name("orders-db").table("locks.redlock").build();
+ * }</pre>
+ *
+ * <p>URLs may carry this library's options in their query, prefixed with {@code redlock.} and
+ * removed before the URL reaches the driver: {@code redlock.table}, {@code redlock.createTable},
+ * {@code redlock.poolSize}, {@code redlock.connectionTimeout}, {@code redlock.queryTimeout}. The
+ * same URLs work with {@link io.redlock.spi.LockNodeProvider} lookup.
+ *
+ * <p>Blocking JDBC calls run on a small per-node thread pool so that the engine can ask many nodes
+ * at once. The JDBC driver itself is not bundled: add the one for your database.
+ */
+public final class JdbcLockNode implements LockNode {
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  private final String name;
+  private final LockTable table;
+  private final HikariDataSource ownedPool;
+  private final ThreadPoolExecutor executor;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private JdbcLockNode(String name, LockTable table, HikariDataSource ownedPool, int threads) {
+    this.name = name;
+    this.table = table;
+    this.ownedPool = ownedPool;
+    int serial = POOLS.incrementAndGet();
+    AtomicInteger thread = new AtomicInteger();
+    ThreadFactory factory =
+        r -> {
+          Thread t = new Thread(r, "redlock-jdbc-" + serial + "-" + thread.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        };
+    // bounded queue: an overloaded node fails fast (a "no" vote) instead of piling up work
+    this.executor =
+        new ThreadPoolExecutor(
+            threads, threads, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1024), factory);
+    this.executor.allowCoreThreadTimeOut(true);
+  }
+
+  /**
+   * A builder for a node on {@code jdbcUrl}, e.g. {@code jdbc:postgresql://host:5432/db}, {@code
+   * jdbc:mariadb://host:3306/db}, {@code jdbc:sqlite:/var/lib/app/locks.db}, {@code
+   * jdbc:h2:mem:locks}. {@code redlock.*} options in the URL's query set the builder's defaults.
+   *
+   * @throws IllegalArgumentException if it is not a JDBC URL or has a bad {@code redlock.*} option
+   */
+  public static Builder builder(String jdbcUrl) {
+    Objects.requireNonNull(jdbcUrl, "jdbcUrl");
+    return new Builder(jdbcUrl.strip(), null);
+  }
+
+  /**
+   * A builder for a node on the caller's own {@link DataSource} (its pool, its credentials). The
+   * node borrows one connection per operation and never closes the DataSource. For MariaDB/MySQL
+   * the connections must report affected rows ({@code useAffectedRows=true}); this is checked.
+   */
+  public static Builder builder(DataSource dataSource) {
+    return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** Millisecond precision on every database (SQLite's clock has no finer resolution). */
+  @Override
+  public NodeCapabilities capabilities() {
+    return NodeCapabilities.millisecondPrecision();
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+    byte[][] kt = check(key, token);
+    Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
+    return submit(() -> table.acquire(key, kt[0], kt[1], checked));
+  }
+
+  @Override
+  public Reply<Boolean> release(String key, String token) {
+    byte[][] kt = check(key, token);
+    return submit(() -> table.release(kt[0], kt[1]));
+  }
+
+  @Override
+  public Reply<Boolean> extend(String key, String token, Duration ttl) {
+    byte[][] kt = check(key, token);
+    Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
+    return submit(() -> table.extend(kt[0], kt[1], checked));
+  }
+
+  /**
+   * The DDL of this node's table in its database's dialect (all dialects before the first
+   * successful connection), for people who create the table themselves.
+   */
+  public String createTableSql() {
+    return table.ddl();
+  }
+
+  private <T> Reply<T> submit(Supplier<T> operation) {
+    return Reply.supplyAsync(operation, executor, name);
+  }
+
+  private byte[][] check(String key, String token) {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    return new byte[][] {
+      KeyCodec.requireStorable("lock key", key), KeyCodec.requireStorable("lock token", token)
+    };
+  }
+
+  /**
+   * Stops the worker threads (calls under way may finish for a moment) and closes the built-in
+   * pool; a DataSource given by the caller stays open. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    executor.shutdown();
+    try {
+      executor.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    executor.shutdownNow();
+    if (ownedPool != null) {
+      ownedPool.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+
+  /** Builds a {@link JdbcLockNode}. Not thread-safe. */
+  public static final class Builder {
+    private final String url;
+    private final DataSource dataSource;
+    private final JdbcOptions options;
+    private String name;
+    private TableName table = new TableName(TableName.DEFAULT);
+    private boolean createTable;
+    private int poolSize = 4;
+    private Duration connectionTimeout = Duration.ofSeconds(2);
+    private Duration queryTimeout = Duration.ofSeconds(5);
+
+    private Builder(String url, DataSource dataSource) {
+      this.url = url;
+      this.dataSource = dataSource;
+      if (url != null) {
+        JdbcOptions.subprotocol(url); // rejects non-JDBC URLs early
+        this.options = JdbcOptions.parse(url);
+        Map<String, String> o = options.options();
+        if (o.containsKey("table")) {
+          table(o.get("table"));
+        }
+        if (o.containsKey("createTable")) {
+          createTable(JdbcOptions.parseBoolean("createTable", o.get("createTable")));
+        }
+        if (o.containsKey("poolSize")) {
+          poolSize(JdbcOptions.parseInt("poolSize", o.get("poolSize"), 1, 256));
+        }
+        if (o.containsKey("connectionTimeout")) {
+          connectionTimeout(
+              JdbcOptions.parseDuration("connectionTimeout", o.get("connectionTimeout")));
+        }
+        if (o.containsKey("queryTimeout")) {
+          queryTimeout(JdbcOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
+        }
+      } else {
+        this.options = null;
+      }
+    }
+
+    /**
+     * The node's name in messages and logs (default: the URL with its password redacted, or the
+     * DataSource's description). Must not contain secrets.
+     */
+    public Builder name(String name) {
+      if (name == null || name.isBlank()) {
+        throw new IllegalArgumentException("name must be a non-empty string");
+      }
+      this.name = NodeUri.redact(name.strip());
+      return this;
+    }
+
+    /**
+     * The table (default {@code redlock_locks}); plain identifiers only, optionally {@code
+     * schema.table}.
+     *
+     * @throws IllegalArgumentException for any other name, saying what is allowed
+     */
+    public Builder table(String table) {
+      this.table = new TableName(table);
+      return this;
+    }
+
+    /**
+     * Whether the node may create its table if it is missing (default false: a missing table is an
+     * error that prints the DDL to run). Creation is safe when many clients start at once.
+     */
+    public Builder createTable(boolean allowed) {
+      this.createTable = allowed;
+      return this;
+    }
+
+    /**
+     * Connections in the built-in pool and worker threads of the node (default 4, 1 to 256). A lock
+     * operation holds a connection for one statement only, so a few suffice.
+     */
+    public Builder poolSize(int size) {
+      if (size < 1 || size > 256) {
+        throw new IllegalArgumentException("poolSize must be from 1 to 256, got " + size);
+      }
+      this.poolSize = size;
+      return this;
+    }
+
+    /**
+     * How long to wait for a connection from the built-in pool, including opening one (default 2 s,
+     * at least 250 ms). Ignored for a caller's DataSource.
+     */
+    public Builder connectionTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "connectionTimeout");
+      if (timeout.compareTo(Duration.ofMillis(250)) < 0) {
+        throw new IllegalArgumentException(
+            "connectionTimeout must be at least 250 ms (HikariCP's minimum), got "
+                + timeout.toMillis()
+                + " ms");
+      }
+      this.connectionTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * The statement timeout (default 5 s, whole seconds as JDBC counts them, at least 1 s). A lock
+     * statement that takes this long is cancelled and reported as a transient failure.
+     */
+    public Builder queryTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "queryTimeout");
+      if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException(
+            "queryTimeout must be at least 1 s (JDBC counts whole seconds), got "
+                + timeout.toMillis()
+                + " ms");
+      }
+      this.queryTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * Builds the node. Nothing is connected yet: the table is checked (or created) on first use, so
+     * a node that is down at start-up only fails its own calls.
+     *
+     * @throws RedlockNonTransientException if no JDBC driver accepts the URL
+     */
+    public JdbcLockNode build() {
+      if (dataSource != null) {
+        String n =
+            name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
+        LockTable t = new LockTable(dataSource, n, table, createTable, queryTimeout, null);
+        return new JdbcLockNode(n, t, null, poolSize);
+      }
+      String n = name != null ? name : displayName(url);
+      String subprotocol = JdbcOptions.subprotocol(url);
+      requireDriver(n, subprotocol, options.driverUrl());
+      HikariDataSource pool = new HikariDataSource(poolConfig(subprotocol));
+      LockTable t =
+          new LockTable(pool, n, table, createTable, queryTimeout, Dialect.forProduct(subprotocol));
+      return new JdbcLockNode(n, t, pool, poolSize);
+    }
+
+    private HikariConfig poolConfig(String subprotocol) {
+      HikariConfig config = new HikariConfig();
+      config.setJdbcUrl(options.driverUrl());
+      config.setPoolName("redlock-jdbc-" + POOLS.get() + "-" + subprotocol);
+      config.setMaximumPoolSize(poolSize);
+      config.setMinimumIdle(Math.min(poolSize, 1));
+      config.setConnectionTimeout(connectionTimeout.toMillis());
+      config.setValidationTimeout(Math.max(250, connectionTimeout.toMillis() / 2));
+      config.setInitializationFailTimeout(-1); // start without a connection: the node may be down
+      config.setAutoCommit(true);
+      long socketSeconds = (queryTimeout.toMillis() + 999) / 1000 + 5;
+      long connectSeconds = Math.max(1, (connectionTimeout.toMillis() + 999) / 1000);
+      switch (subprotocol) {
+        case "postgresql" -> {
+          // a frozen server never answers the cancel that a statement timeout sends
+          setDefault(config, "socketTimeout", Long.toString(socketSeconds));
+          setDefault(config, "connectTimeout", Long.toString(connectSeconds));
+        }
+        case "mariadb", "mysql" -> {
+          // required: without it an unchanged row counts as "found" and "held" looks acquired
+          config.addDataSourceProperty("useAffectedRows", "true");
+          setDefault(config, "socketTimeout", Long.toString(socketSeconds * 1000));
+          setDefault(config, "connectTimeout", Long.toString(connectionTimeout.toMillis()));
+        }
+        case "sqlite" -> {
+          // WAL lets readers and one writer work at once, across processes too; writers wait
+          // for each other up to the busy timeout instead of failing at once
+          setDefault(config, "journal_mode", "WAL");
+          setDefault(config, "busy_timeout", Long.toString(queryTimeout.toMillis()));
+        }
+        default -> {
+          // H2 and others: driver defaults
+        }
+      }
+      return config;
+    }
+
+    /**
+     * The URL for messages: without the {@code redlock.*} options and without secret query
+     * parameters at all (a redacted {@code password=***} at the end of a name would run into the
+     * message that follows it), and with any password in the authority redacted.
+     */
+    static String displayName(String url) {
+      String driverUrl = JdbcOptions.parse(url).driverUrl();
+      int q = driverUrl.indexOf('?');
+      String base = q < 0 ? driverUrl : driverUrl.substring(0, q);
+      // H2-style settings: jdbc:h2:tcp://host/db;USER=sa;PASSWORD=secret
+      StringBuilder head = new StringBuilder();
+      for (String segment : base.split(";")) {
+        String probe = ";" + segment;
+        if (head.length() == 0 || NodeUri.redact(probe).equals(probe)) {
+          head.append(head.length() == 0 ? "" : ";").append(segment);
+        }
+      }
+      if (q < 0) {
+        return NodeUri.redact(head.toString());
+      }
+      StringBuilder kept = new StringBuilder();
+      for (String pair : driverUrl.substring(q + 1).split("&")) {
+        String probe = "?" + pair;
+        if (!pair.isEmpty() && NodeUri.redact(probe).equals(probe)) {
+          kept.append(kept.length() == 0 ? "?" : "&").append(pair);
+        }
+      }
+      return NodeUri.redact(head.toString()) + kept;
+    }
+
+    private void setDefault(HikariConfig config, String property, String value) {
+      if (!options.driverSets(property)) {
+        config.addDataSourceProperty(property, value);
+      }
+    }
+
+    private static void requireDriver(String node, String subprotocol, String driverUrl) {
+      try {
+        DriverManager.getDriver(driverUrl);
+      } catch (SQLException e) {
+        String artifact =
+            switch (subprotocol) {
+              case "postgresql" -> "org.postgresql:postgresql";
+              case "mariadb" -> "org.mariadb.jdbc:mariadb-java-client";
+              case "mysql" ->
+                  "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client with"
+                      + " permitMysqlScheme)";
+              case "sqlite" -> "org.xerial:sqlite-jdbc";
+              case "h2" -> "com.h2database:h2";
+              default -> "the JDBC driver for jdbc:" + subprotocol;
+            };
+        throw new RedlockNonTransientException(
+            node,
+            "no JDBC driver on the class path accepts jdbc:"
+                + subprotocol
+                + " URLs: add the dependency "
+                + artifact,
+            null);
+      }
+    }
+  }
+}

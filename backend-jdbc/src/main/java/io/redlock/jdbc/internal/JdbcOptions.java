@@ -1,0 +1,137 @@
+package io.redlock.jdbc.internal;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The {@code redlock.*} options of a JDBC URL, split from the options meant for the driver. They
+ * live in the URL's query ({@code ?redlock.table=locks&redlock.poolSize=8}) and are removed before
+ * the URL reaches the driver, so they never clash with driver options.
+ *
+ * @param driverUrl the URL without the {@code redlock.*} options
+ * @param options the {@code redlock.*} options, by name without the prefix, decoded
+ */
+public record JdbcOptions(String driverUrl, Map<String, String> options) {
+  /** The prefix that marks this library's options. */
+  public static final String PREFIX = "redlock.";
+
+  /** The options understood, without the prefix. */
+  public static final List<String> KNOWN =
+      List.of("table", "createTable", "poolSize", "connectionTimeout", "queryTimeout");
+
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m)?");
+
+  /**
+   * Splits {@code url}.
+   *
+   * @throws IllegalArgumentException for an unknown {@code redlock.*} option, listing the known
+   */
+  public static JdbcOptions parse(String url) {
+    int q = url.indexOf('?');
+    if (q < 0) {
+      return new JdbcOptions(url, Map.of());
+    }
+    StringBuilder kept = new StringBuilder();
+    Map<String, String> options = new LinkedHashMap<>();
+    for (String pair : url.substring(q + 1).split("&")) {
+      int eq = pair.indexOf('=');
+      String name = eq < 0 ? pair : pair.substring(0, eq);
+      if (name.startsWith(PREFIX)) {
+        String option = name.substring(PREFIX.length());
+        if (!KNOWN.contains(option)) {
+          throw new IllegalArgumentException(
+              "unknown option '"
+                  + name
+                  + "' in the JDBC URL; known options: "
+                  + KNOWN.stream().map(k -> PREFIX + k).toList());
+        }
+        String value = eq < 0 ? "" : pair.substring(eq + 1);
+        options.put(
+            option, java.net.URLDecoder.decode(value, java.nio.charset.StandardCharsets.UTF_8));
+      } else if (!pair.isEmpty()) {
+        kept.append(kept.length() == 0 ? "" : "&").append(pair);
+      }
+    }
+    String base = url.substring(0, q);
+    return new JdbcOptions(kept.length() == 0 ? base : base + "?" + kept, Map.copyOf(options));
+  }
+
+  /** The sub-protocol of a JDBC URL, lower case: {@code postgresql}, {@code h2}... */
+  public static String subprotocol(String url) {
+    String lower = url.toLowerCase(Locale.ROOT);
+    if (!lower.startsWith("jdbc:")) {
+      throw new IllegalArgumentException(
+          "not a JDBC URL (it must start with jdbc:), e.g. jdbc:postgresql://host:5432/db");
+    }
+    int end = lower.indexOf(':', 5);
+    return end < 0 ? lower.substring(5) : lower.substring(5, end);
+  }
+
+  /** True if the driver part of the URL sets {@code name} (case-insensitive). */
+  public boolean driverSets(String name) {
+    int q = driverUrl.indexOf('?');
+    String query = q < 0 ? "" : driverUrl.substring(q + 1);
+    String lower = "&" + query.toLowerCase(Locale.ROOT);
+    return lower.contains("&" + name.toLowerCase(Locale.ROOT) + "=");
+  }
+
+  /** A boolean option. */
+  public static boolean parseBoolean(String option, String value) {
+    return switch (value.toLowerCase(Locale.ROOT)) {
+      case "true", "yes", "1" -> true;
+      case "false", "no", "0" -> false;
+      default ->
+          throw new IllegalArgumentException(
+              PREFIX + option + " must be true or false, got '" + value + "'");
+    };
+  }
+
+  /** An integer option within bounds. */
+  public static int parseInt(String option, String value, int min, int max) {
+    try {
+      int n = Integer.parseInt(value.strip());
+      if (n < min || n > max) {
+        throw new NumberFormatException();
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          PREFIX
+              + option
+              + " must be a whole number from "
+              + min
+              + " to "
+              + max
+              + ", got '"
+              + value
+              + "'");
+    }
+  }
+
+  /** A duration option: {@code 500ms}, {@code 2s}, {@code 1m}, plain milliseconds, or ISO-8601. */
+  public static Duration parseDuration(String option, String value) {
+    String v = value.strip().toLowerCase(Locale.ROOT);
+    Matcher m = DURATION.matcher(v);
+    try {
+      if (m.matches()) {
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "ms" : m.group(2);
+        return switch (unit) {
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          default -> Duration.ofMillis(n);
+        };
+      }
+      return Duration.parse(value.strip());
+    } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException(
+          PREFIX + option + " must be a duration such as 500ms, 2s or 1m, got '" + value + "'");
+    }
+  }
+}

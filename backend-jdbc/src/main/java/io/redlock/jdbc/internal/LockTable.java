@@ -1,0 +1,307 @@
+package io.redlock.jdbc.internal;
+
+import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.spi.AcquireResult;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * The lock table of one node: checks (or creates) the table on first use, then runs each operation
+ * as one statement on a connection borrowed for that statement only. Blocking; the node calls it
+ * from its worker threads.
+ */
+public final class LockTable {
+  /** A live key as the server sees it. */
+  public record Entry(String token, Duration remaining) {}
+
+  /** Work done with a connection. */
+  @FunctionalInterface
+  private interface Work<T> {
+    T run(Connection c, Dialect d) throws SQLException;
+  }
+
+  private final DataSource dataSource;
+  private final String node;
+  private final TableName table;
+  private final boolean createTable;
+  private final int queryTimeoutSeconds;
+  private final Dialect expected;
+  private volatile Dialect dialect;
+
+  /**
+   * @param dataSource where connections come from
+   * @param node the node's redacted name, for messages
+   * @param table the table
+   * @param createTable whether a missing table may be created
+   * @param queryTimeout the statement timeout (whole seconds, rounded up)
+   * @param expected the dialect the URL suggests, for messages before the first connection; or
+   *     {@code null}
+   */
+  public LockTable(
+      DataSource dataSource,
+      String node,
+      TableName table,
+      boolean createTable,
+      Duration queryTimeout,
+      Dialect expected) {
+    this.dataSource = dataSource;
+    this.node = node;
+    this.table = table;
+    this.createTable = createTable;
+    long seconds = (queryTimeout.toMillis() + 999) / 1000;
+    this.queryTimeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, seconds));
+    this.expected = expected;
+  }
+
+  /** Conditional insert with expiry on the server's clock. */
+  public AcquireResult acquire(String key, byte[] keyBytes, byte[] token, Duration ttl) {
+    byte[] hash = KeyCodec.hash(keyBytes);
+    return run(
+        "tryAcquire",
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.acquire(table))) {
+            ps.setBytes(1, hash);
+            ps.setString(2, KeyCodec.display(key));
+            ps.setBytes(3, token);
+            ps.setLong(4, d.ttlUnits(ttl));
+            int count = ps.executeUpdate();
+            return AcquireResult.of(
+                d.acquireStyle() == Dialect.AcquireStyle.AFFECTED_ROWS
+                    ? count == 1 || count == 2
+                    : count == 1);
+          } catch (SQLException e) {
+            if (d.uniqueViolationMeansHeld()
+                && SqlErrors.classify(e) == SqlErrors.Kind.UNIQUE_VIOLATION) {
+              return AcquireResult.HELD; // lost a race to insert the absent key
+            }
+            throw e;
+          }
+        });
+  }
+
+  /** Compare-and-delete: true if the key held this token and had not expired. */
+  public boolean release(byte[] keyBytes, byte[] token) {
+    byte[] hash = KeyCodec.hash(keyBytes);
+    return run(
+        "release",
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.release(table))) {
+            ps.setBytes(1, hash);
+            ps.setBytes(2, token);
+            if (!d.releaseReturnsLiveness()) {
+              return ps.executeUpdate() == 1;
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** Compare-and-extend: true if the key held this token, had not expired, and was moved. */
+  public boolean extend(byte[] keyBytes, byte[] token, Duration ttl) {
+    byte[] hash = KeyCodec.hash(keyBytes);
+    return run(
+        "extend",
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.extend(table))) {
+            ps.setLong(1, d.ttlUnits(ttl));
+            ps.setBytes(2, hash);
+            ps.setBytes(3, token);
+            return ps.executeUpdate() == 1;
+          }
+        });
+  }
+
+  /** Reads a live key on the server: its token and remaining time. */
+  public Optional<Entry> inspect(String key) {
+    byte[] hash = KeyCodec.hash(KeyCodec.encode(key));
+    return run(
+        "inspect",
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.inspect(table))) {
+            ps.setBytes(1, hash);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.empty();
+              }
+              return Optional.of(
+                  new Entry(
+                      KeyCodec.decode(rs.getBytes(1)), Duration.ofNanos(rs.getLong(2) * 1_000)));
+            }
+          }
+        });
+  }
+
+  /** The DDL for this table in the database's dialect (as far as known). */
+  public String ddl() {
+    Dialect d = dialect != null ? dialect : expected;
+    if (d == null) {
+      StringBuilder sb = new StringBuilder();
+      for (String name : Dialect.SUPPORTED) {
+        sb.append("-- ")
+            .append(name)
+            .append(":\n")
+            .append(Dialect.forProduct(name).ddlText(table))
+            .append('\n');
+      }
+      return sb.toString().strip();
+    }
+    return d.ddlText(table);
+  }
+
+  /** The dialect, once the first connection told it. */
+  public Optional<Dialect> dialect() {
+    return Optional.ofNullable(dialect);
+  }
+
+  private PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    ps.setQueryTimeout(queryTimeoutSeconds);
+    return ps;
+  }
+
+  private <T> T run(String operation, Work<T> work) {
+    Dialect d = ready();
+    try {
+      return withConnection(c -> work.run(c, d));
+    } catch (SQLException e) {
+      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_TABLE) {
+        dialect = null; // dropped behind our back: check (and maybe create) again next time
+      }
+      throw translate(operation, e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface ConnectionWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  /** Borrows a connection for one unit of work, in auto-commit mode, and returns it at once. */
+  private <T> T withConnection(ConnectionWork<T> work) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      // a user's pool may hand out connections in manual-commit mode; each statement of ours is
+      // its own transaction
+      boolean manual = !c.getAutoCommit();
+      if (manual) {
+        c.setAutoCommit(true);
+      }
+      try {
+        return work.run(c);
+      } finally {
+        if (manual) {
+          c.setAutoCommit(false);
+        }
+      }
+    }
+  }
+
+  private RedlockException translate(String operation, Throwable e) {
+    return SqlErrors.translate(node, operation, e, table, ddl());
+  }
+
+  /** The dialect, after checking the table once (and creating it if allowed). */
+  private Dialect ready() {
+    Dialect d = dialect;
+    if (d != null) {
+      return d;
+    }
+    synchronized (this) {
+      if (dialect == null) {
+        try {
+          dialect = withConnection(this::prepareSchema);
+        } catch (SQLException e) {
+          throw translate("connecting", e);
+        }
+      }
+      return dialect;
+    }
+  }
+
+  private Dialect prepareSchema(Connection c) throws SQLException {
+    String product = c.getMetaData().getDatabaseProductName();
+    Dialect d = Dialect.forProduct(product);
+    if (d == null) {
+      throw new RedlockNonTransientException(
+          node,
+          "unsupported database '" + product + "': the JDBC backend supports " + Dialect.SUPPORTED,
+          null);
+    }
+    if (!tableUsable(c, d)) {
+      if (!createTable) {
+        throw new RedlockNonTransientException(
+            node, SqlErrors.missingTableMessage(table, d.ddlText(table)), null);
+      }
+      for (String sql : d.createTable(table)) {
+        try (Statement s = c.createStatement()) {
+          s.setQueryTimeout(queryTimeoutSeconds);
+          s.execute(sql);
+        } catch (SQLException e) {
+          // another client may have created it at the same moment (PostgreSQL reports that as a
+          // unique violation on its catalog): fine if the table is there now
+          if (!tableUsable(c, d)) {
+            throw e;
+          }
+        }
+      }
+      if (!tableUsable(c, d)) {
+        throw new RedlockNonTransientException(
+            node, SqlErrors.missingTableMessage(table, d.ddlText(table)), null);
+      }
+    }
+    if (d instanceof MariaDbDialect mariaDb) {
+      requireAffectedRows(c, mariaDb);
+    }
+    return d;
+  }
+
+  /** False if the table is missing; throws if it exists with other columns or cannot be read. */
+  private boolean tableUsable(Connection c, Dialect d) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.setQueryTimeout(queryTimeoutSeconds);
+      s.executeQuery(d.probe(table)).close();
+      return true;
+    } catch (SQLException e) {
+      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_TABLE) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * MySQL-protocol drivers report "found" rows unless told to report affected rows; then a held key
+   * would look acquired. Upserting an expired probe row twice tells which mode is on.
+   */
+  private void requireAffectedRows(Connection c, MariaDbDialect d) throws SQLException {
+    // a random key of its own, so that nodes probing at once do not disturb each other
+    byte[] probeKey = new byte[32];
+    new java.security.SecureRandom().nextBytes(probeKey);
+    int second;
+    try (PreparedStatement ps = prepare(c, d.affectedRowsProbe(table))) {
+      ps.setBytes(1, probeKey);
+      ps.executeUpdate();
+      second = ps.executeUpdate();
+    }
+    try (PreparedStatement ps = prepare(c, "DELETE FROM " + table + " WHERE key_hash = ?")) {
+      ps.setBytes(1, probeKey);
+      ps.executeUpdate();
+    }
+    if (second != 0) {
+      throw new RedlockNonTransientException(
+          node,
+          "the connection reports found rows instead of affected rows, so a held key cannot be"
+              + " told from an acquired one: set useAffectedRows=true on the DataSource or in the"
+              + " JDBC URL",
+          null);
+    }
+  }
+}

@@ -1,0 +1,254 @@
+package io.redlock.jdbc.internal;
+
+import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockTransientException;
+import io.redlock.spi.NodeUri;
+import java.sql.SQLException;
+import java.sql.SQLTimeoutException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Turns driver exceptions into the library's transient / non-transient split, by SQLState first
+ * (the standard part), then by the vendor codes and messages of the drivers that lack one. Each
+ * message names the node (its password redacted) and says what to do.
+ */
+public final class SqlErrors {
+  /** What kind of failure an exception is. */
+  public enum Kind {
+    CONNECTION,
+    AUTHENTICATION,
+    UNKNOWN_DATABASE,
+    MISSING_TABLE,
+    MISSING_COLUMN,
+    READ_ONLY,
+    TIMEOUT,
+    CONTENTION,
+    PRIVILEGE,
+    UNIQUE_VIOLATION,
+    SQL_ERROR,
+    OTHER
+  }
+
+  private SqlErrors() {}
+
+  /** Classifies an exception by everything in its cause and next-exception chain. */
+  public static Kind classify(Throwable error) {
+    List<SQLException> chain = sqlExceptions(error);
+    // the most specific cause wins: Hikari wraps the driver's failure in a timeout
+    for (Kind kind :
+        List.of(
+            Kind.AUTHENTICATION,
+            Kind.UNKNOWN_DATABASE,
+            Kind.MISSING_TABLE,
+            Kind.MISSING_COLUMN,
+            Kind.READ_ONLY,
+            Kind.PRIVILEGE,
+            Kind.UNIQUE_VIOLATION,
+            Kind.TIMEOUT,
+            Kind.CONTENTION,
+            Kind.CONNECTION,
+            Kind.SQL_ERROR)) {
+      for (SQLException e : chain) {
+        if (is(kind, e)) {
+          return kind;
+        }
+      }
+    }
+    return Kind.OTHER;
+  }
+
+  private static boolean is(Kind kind, SQLException e) {
+    String state = e.getSQLState() == null ? "" : e.getSQLState();
+    int code = e.getErrorCode();
+    String message = e.getMessage() == null ? "" : e.getMessage().toLowerCase(Locale.ROOT);
+    return switch (kind) {
+      case AUTHENTICATION ->
+          state.startsWith("28") || code == 1045 || message.contains("password authentication");
+      case UNKNOWN_DATABASE -> state.equals("3D000") || code == 1049 || state.equals("3F000");
+      case MISSING_TABLE ->
+          state.equals("42P01")
+              || state.equals("42S02")
+              || state.equals("42S04")
+              || code == 1146
+              || code == 42102
+              || code == 42104
+              || message.contains("no such table");
+      case MISSING_COLUMN ->
+          state.equals("42703")
+              || state.equals("42S22")
+              || code == 1054
+              || message.contains("no such column");
+      case READ_ONLY ->
+          state.equals("25006")
+              || code == 1290
+              || code == 1792
+              || code == 1836
+              || code == 90097
+              || message.contains("[sqlite_readonly]")
+              || message.contains("read-only")
+              || message.contains("read only");
+      case PRIVILEGE -> state.equals("42501") || code == 1142 || code == 1044 || code == 90096;
+      case UNIQUE_VIOLATION -> state.equals("23505") || code == 1062;
+      case TIMEOUT ->
+          e instanceof SQLTimeoutException
+              || state.equals("57014")
+              || state.equals("70100")
+              || code == 1969
+              || code == 3024
+              || message.contains("[sqlite_interrupt]")
+              || message.contains("timeout");
+      case CONTENTION ->
+          state.equals("40001")
+              || state.equals("40P01")
+              || state.equals("55P03")
+              || state.equals("HYT00")
+              || code == 1205
+              || code == 1213
+              || message.contains("[sqlite_busy]")
+              || message.contains("[sqlite_locked]");
+      case CONNECTION -> state.startsWith("08") || state.startsWith("57P") || state.equals("53300");
+      case SQL_ERROR -> state.startsWith("42") || state.startsWith("22") || state.startsWith("0A");
+      default -> false;
+    };
+  }
+
+  private static List<SQLException> sqlExceptions(Throwable error) {
+    List<SQLException> out = new ArrayList<>();
+    Throwable t = error;
+    for (int depth = 0; t != null && depth < 10; depth++) {
+      if (t instanceof SQLException sql) {
+        out.add(sql);
+        SQLException next = sql.getNextException();
+        for (int n = 0; next != null && n < 5; n++) {
+          out.add(next);
+          next = next.getNextException();
+        }
+      }
+      t = t.getCause() == t ? null : t.getCause();
+    }
+    return out;
+  }
+
+  /**
+   * Translates a failure of {@code operation} on {@code node}.
+   *
+   * @param ddl the statements that create the table, printed when it is missing
+   */
+  public static RedlockException translate(
+      String node, String operation, Throwable error, TableName table, String ddl) {
+    String detail = detail(error);
+    return switch (classify(error)) {
+      case AUTHENTICATION ->
+          new RedlockNonTransientException(
+              node,
+              "authentication failed ("
+                  + detail
+                  + "): check the user and password in the JDBC URL or DataSource",
+              error);
+      case UNKNOWN_DATABASE ->
+          new RedlockNonTransientException(
+              node,
+              "the database or schema does not exist ("
+                  + detail
+                  + "): create it, or fix the name in the JDBC URL or table name",
+              error);
+      case MISSING_TABLE ->
+          new RedlockNonTransientException(
+              node, missingTableMessage(table, ddl) + " (" + detail + ")", error);
+      case MISSING_COLUMN ->
+          new RedlockNonTransientException(
+              node,
+              "table "
+                  + table
+                  + " exists but does not have the expected columns ("
+                  + detail
+                  + "); it must look like this:\n"
+                  + ddl
+                  + "\nuse another table name (redlock.table=...) or drop and recreate it",
+              error);
+      case READ_ONLY ->
+          new RedlockNonTransientException(
+              node,
+              "the database is read-only ("
+                  + detail
+                  + "): this looks like a replica or a read-only mode; point the node at the"
+                  + " primary (writable) server",
+              error);
+      case PRIVILEGE ->
+          new RedlockNonTransientException(
+              node,
+              "permission denied ("
+                  + detail
+                  + "): grant the user SELECT, INSERT, UPDATE and DELETE on table "
+                  + table
+                  + " (and CREATE if the node is to create it)",
+              error);
+      case TIMEOUT ->
+          new RedlockTransientException(
+              node,
+              operation
+                  + " timed out ("
+                  + detail
+                  + "): the server is slow or the row is locked; check the server's load, or"
+                  + " raise redlock.queryTimeout / redlock.connectionTimeout",
+              error);
+      case CONTENTION ->
+          new RedlockTransientException(
+              node,
+              operation + " met a lock conflict (" + detail + "); a retry may succeed",
+              error);
+      case CONNECTION ->
+          new RedlockTransientException(
+              node,
+              "cannot connect or lost the connection ("
+                  + detail
+                  + "): check that the server is up and reachable at the URL's host and port",
+              error);
+      case SQL_ERROR, UNIQUE_VIOLATION ->
+          new RedlockNonTransientException(
+              node,
+              operation
+                  + " was rejected by the database ("
+                  + detail
+                  + "); check that the database is one of "
+                  + Dialect.SUPPORTED
+                  + " and table "
+                  + table
+                  + " has the documented columns",
+              error);
+      default ->
+          new RedlockTransientException(
+              node, operation + " failed (" + detail + "); a retry may help", error);
+    };
+  }
+
+  /** The message for a missing table the node may not create. */
+  public static String missingTableMessage(TableName table, String ddl) {
+    return "table "
+        + table
+        + " does not exist; create it with:\n"
+        + ddl
+        + "\nor let the node create it (URL option redlock.createTable=true, or"
+        + " JdbcLockNode.Builder.createTable(true))";
+  }
+
+  /** The driver's message with any secrets removed, and its SQLState. */
+  static String detail(Throwable error) {
+    List<SQLException> chain = sqlExceptions(error);
+    Throwable t = chain.isEmpty() ? error : chain.get(chain.size() - 1);
+    for (SQLException e : chain) {
+      if (e.getSQLState() != null) {
+        t = e; // prefer the driver's own exception to the pool's wrapper
+      }
+    }
+    String message = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+    String state =
+        t instanceof SQLException sql && sql.getSQLState() != null
+            ? "SQLState " + sql.getSQLState() + ": "
+            : "";
+    return state + NodeUri.redact(message.strip());
+  }
+}

@@ -1,0 +1,31 @@
+package io.redlock.jdbc;
+
+import io.redlock.spi.LockNode;
+import io.redlock.tck.KeyInspector;
+import io.redlock.tck.LockNodeCompatibilityKit;
+import java.util.Optional;
+import org.junit.jupiter.api.DisplayName;
+
+@DisplayName("TCK on H2 (in-process, in memory)")
+class H2CompatibilityTest extends LockNodeCompatibilityKit {
+  private static final String URL = TestDatabases.h2Url("tck");
+
+  @Override
+  protected LockNode createNode() {
+    return JdbcLockNode.builder(URL).createTable(true).build();
+  }
+
+  @Override
+  protected Optional<KeyInspector> keyInspector() {
+    return Optional.of(TestDatabases.inspector(URL, "redlock_locks"));
+  }
+
+  @Override
+  protected Optional<LockNode> createUnreachableNode() {
+    // H2's TCP client against a port where no H2 server listens
+    return Optional.of(
+        JdbcLockNode.builder(
+                "jdbc:h2:tcp://127.0.0.1:" + TestDatabases.closedPort() + "/mem:nowhere")
+            .build());
+  }
+}

@@ -1,0 +1,341 @@
+package io.redlock.testservers;
+
+import static io.redlock.testservers.PostgresServerSupport.accepts;
+import static io.redlock.testservers.PostgresServerSupport.awaitExit;
+import static io.redlock.testservers.PostgresServerSupport.requireBinary;
+import static io.redlock.testservers.PostgresServerSupport.run;
+import static io.redlock.testservers.PostgresServerSupport.runningAsRoot;
+import static io.redlock.testservers.PostgresServerSupport.signal;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * A PostgreSQL server for tests, obtained in this order: the JDBC URLs in {@code
+ * REDLOCK_TEST_POSTGRES} (comma-separated, used as given), a Testcontainers container when Docker
+ * is available, else the local PostgreSQL binaries ({@code initdb}, {@code postgres}) started on a
+ * free loopback port in a folder under {@code target/servers}. If none can be had, {@link #start()}
+ * throws with a message that says what to install: a test asked for PostgreSQL fails, never skips.
+ *
+ * <p>Local servers run with {@code fsync=off}, password authentication over TCP (user {@value
+ * #USER}, password {@value #PASSWORD}) and can be stopped, crashed and restarted on the same port
+ * for fault injection. {@code initdb} runs once per JVM; further servers copy that data folder.
+ */
+public final class PostgresServer implements AutoCloseable {
+  /** Environment variable with comma-separated JDBC URLs of servers to use instead. */
+  public static final String ENV = "REDLOCK_TEST_POSTGRES";
+
+  /** The superuser of servers started here. */
+  public static final String USER = "postgres";
+
+  /** The password of {@link #USER} on servers started here (tests only, never a real secret). */
+  public static final String PASSWORD = "redlock-test-pw";
+
+  private static final String INSTALL =
+      "install PostgreSQL (Debian: apt-get install -y postgresql), set "
+          + ENV
+          + " to JDBC URLs of running servers, or make Docker available";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  private static final AtomicInteger ENV_CURSOR = new AtomicInteger();
+  private static Path template;
+
+  private final String jdbcUrl;
+  private final String description;
+  private final ManagedProcess process;
+  private final GenericContainer<?> container;
+  private final Path dataDir;
+  private final int port;
+
+  private PostgresServer(
+      String jdbcUrl,
+      String description,
+      ManagedProcess process,
+      GenericContainer<?> container,
+      Path dataDir,
+      int port) {
+    this.jdbcUrl = jdbcUrl;
+    this.description = description;
+    this.process = process;
+    this.container = container;
+    this.dataDir = dataDir;
+    this.port = port;
+  }
+
+  /**
+   * A server from the environment, a container, or local binaries, in that order.
+   *
+   * @throws IllegalStateException if no server can be had, saying what to install
+   */
+  public static PostgresServer start() {
+    List<String> urls = PostgresServerSupport.fromEnvironment(ENV);
+    if (!urls.isEmpty()) {
+      String url = PostgresServerSupport.next(urls, ENV_CURSOR);
+      return new PostgresServer(url, "external server from " + ENV, null, null, null, -1);
+    }
+    if (PostgresServerSupport.dockerAvailable()) {
+      return startContainer();
+    }
+    return startLocal();
+  }
+
+  /**
+   * A server started from the local binaries, whatever the environment says: for tests that stop,
+   * crash or restart the server.
+   *
+   * @throws IllegalStateException if the binaries are missing or the server does not start
+   */
+  public static PostgresServer startLocal() {
+    Path initdb = binary("initdb");
+    Path postgres = binary("postgres");
+    Path base = Binaries.scratchDir("postgres");
+    Path data = base.resolve("data");
+    copyTemplate(initdb, data);
+    int port = FreePorts.find();
+    List<String> command = new ArrayList<>(asServerUser());
+    command.addAll(
+        List.of(
+            postgres.toString(),
+            "-D",
+            data.toString(),
+            "-p",
+            Integer.toString(port),
+            "-k",
+            base.toString(),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+            "-c",
+            "shared_buffers=16MB"));
+    ManagedProcess process =
+        ManagedProcess.start(
+            "postgres", command, Map.of(), base, () -> ready(data, port), START_TIMEOUT);
+    String url =
+        "jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=" + USER + "&password=" + PASSWORD;
+    return new PostgresServer(url, "local postgres on port " + port, process, null, data, port);
+  }
+
+  private static PostgresServer startContainer() {
+    GenericContainer<?> c =
+        new GenericContainer<>(DockerImageName.parse("postgres:15-alpine"))
+            .withEnv("POSTGRES_PASSWORD", PASSWORD)
+            .withExposedPorts(5432)
+            .withCommand("postgres", "-c", "fsync=off", "-c", "max_connections=200")
+            .waitingFor(
+                Wait.forLogMessage(".*database system is ready to accept connections.*\\s", 2)
+                    .withStartupTimeout(Duration.ofMinutes(2)));
+    c.start();
+    String url =
+        "jdbc:postgresql://"
+            + c.getHost()
+            + ":"
+            + c.getMappedPort(5432)
+            + "/postgres?user="
+            + USER
+            + "&password="
+            + PASSWORD;
+    return new PostgresServer(url, "container " + c.getContainerName(), null, c, null, -1);
+  }
+
+  private static Path binary(String name) {
+    List<String> dirs = new ArrayList<>();
+    try (var versions = Files.list(Path.of("/usr/lib/postgresql"))) {
+      versions
+          .sorted(java.util.Comparator.reverseOrder())
+          .forEach(v -> dirs.add(v.resolve("bin").toString()));
+    } catch (IOException | UncheckedIOException noDebianLayout) {
+      // PATH only
+    }
+    return requireBinary(name, INSTALL, dirs.toArray(String[]::new));
+  }
+
+  /** PostgreSQL refuses to run as root: as root, run it as the {@code postgres} system user. */
+  private static List<String> asServerUser() {
+    return runningAsRoot()
+        ? List.of("setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--")
+        : List.of();
+  }
+
+  private static synchronized void copyTemplate(Path initdb, Path data) {
+    if (template == null || !Files.isDirectory(template)) {
+      Path dir = Binaries.scratchDir("postgres-template");
+      handToServerUser(dir);
+      Path pwfile = dir.resolve("pwfile");
+      try {
+        Files.writeString(pwfile, PASSWORD + "\n");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      handToServerUser(pwfile);
+      Path tdata = dir.resolve("data");
+      List<String> command = new ArrayList<>(asServerUser());
+      command.addAll(
+          List.of(
+              initdb.toString(),
+              "-D",
+              tdata.toString(),
+              "-U",
+              USER,
+              "--pwfile=" + pwfile,
+              "--auth-local=trust",
+              "--auth-host=scram-sha-256",
+              "--no-sync",
+              "-E",
+              "UTF8",
+              "--locale=C"));
+      run(dir, 120, command.toArray(String[]::new));
+      template = tdata;
+    }
+    // cp -a keeps the owner and the 0700 mode PostgreSQL insists on
+    handToServerUser(data.getParent());
+    run(data.getParent(), 60, "cp", "-a", template.toString(), data.toString());
+  }
+
+  private static void handToServerUser(Path path) {
+    if (runningAsRoot()) {
+      run(path.getParent(), 10, "chown", "postgres:postgres", path.toString());
+    }
+  }
+
+  /** Ready once the postmaster wrote "ready" into its pid file and accepts TCP connections. */
+  private static boolean ready(Path data, int port) {
+    try {
+      List<String> lines = Files.readAllLines(data.resolve("postmaster.pid"));
+      return lines.size() >= 8 && lines.get(7).strip().equals("ready") && accepts(port);
+    } catch (IOException notYet) {
+      return false;
+    }
+  }
+
+  /** The JDBC URL, with user and password in its query. */
+  public String jdbcUrl() {
+    return jdbcUrl;
+  }
+
+  /** The TCP port of a local server. */
+  public int port() {
+    requireLocal("port");
+    return port;
+  }
+
+  /** True if this test started the server process itself (so it can stop and restart it). */
+  public boolean isLocal() {
+    return process != null;
+  }
+
+  /** True while a local server's process runs. */
+  public boolean isRunning() {
+    requireLocal("isRunning");
+    return process.isAlive();
+  }
+
+  /** Stops a local server cleanly ("fast" shutdown: clients are disconnected). */
+  public void stop() {
+    requireLocal("stop");
+    if (process.isAlive()) {
+      signal(process.pid(), "CONT"); // a paused server cannot handle the shutdown signal
+      signal(process.pid(), "INT");
+      if (!awaitExit(process, 30)) {
+        process.kill();
+      }
+    }
+  }
+
+  /** Crashes a local server the way {@code pg_ctl -m immediate stop} does (SIGQUIT). */
+  public void crash() {
+    requireLocal("crash");
+    if (process.isAlive()) {
+      signal(process.pid(), "CONT");
+      signal(process.pid(), "QUIT");
+      if (!awaitExit(process, 30)) {
+        process.kill();
+      }
+    }
+  }
+
+  /** Kills a local server with SIGKILL, like a power cut. */
+  public void kill() {
+    requireLocal("kill");
+    process.kill();
+  }
+
+  /** Freezes a local server (SIGSTOP): connections stay open and nothing is answered. */
+  public void pause() {
+    requireLocal("pause");
+    process.pause();
+  }
+
+  /** Resumes a paused local server. */
+  public void resume() {
+    requireLocal("resume");
+    process.resume();
+  }
+
+  /** Starts a stopped local server again on the same port and data folder. */
+  public void restart() {
+    requireLocal("restart");
+    // after a kill, orphaned backends may hold shared memory for a moment: retry a few times
+    IllegalStateException last = null;
+    for (int attempt = 0; attempt < 5; attempt++) {
+      try {
+        process.restart(() -> ready(dataDir, port), START_TIMEOUT);
+        return;
+      } catch (IllegalStateException e) {
+        last = e;
+        try {
+          Thread.sleep(500);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+    throw last;
+  }
+
+  private void requireLocal(String operation) {
+    if (process == null) {
+      throw new IllegalStateException(
+          operation
+              + "() needs a server this test started from local binaries ("
+              + description
+              + " is not): obtain it with PostgresServer.startLocal()");
+    }
+  }
+
+  /** Stops what this object started; external servers are left alone. Idempotent. */
+  @Override
+  public void close() {
+    if (process != null) {
+      try {
+        stop();
+      } finally {
+        process.close();
+      }
+    }
+    if (container != null) {
+      container.stop();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "PostgresServer(" + description + ")";
+  }
+}

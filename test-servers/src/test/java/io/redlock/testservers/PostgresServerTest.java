@@ -1,0 +1,55 @@
+package io.redlock.testservers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("PostgresServer")
+class PostgresServerTest {
+
+  @Test
+  @DisplayName("starts local servers on distinct free ports and stops, crashes and restarts them")
+  void startsStopsAndRestarts() {
+    try (PostgresServer a = PostgresServer.startLocal();
+        PostgresServer b = PostgresServer.startLocal()) {
+      assertThat(a.port()).isNotEqualTo(b.port());
+      assertThat(a.jdbcUrl())
+          .startsWith("jdbc:postgresql://127.0.0.1:" + a.port() + "/postgres?")
+          .contains("user=" + PostgresServer.USER);
+      assertThat(PostgresServerSupport.accepts(a.port())).isTrue();
+      assertThat(PostgresServerSupport.accepts(b.port())).isTrue();
+
+      a.crash();
+      assertThat(a.isRunning()).isFalse();
+      assertThat(PostgresServerSupport.accepts(a.port())).isFalse();
+      assertThat(PostgresServerSupport.accepts(b.port())).isTrue();
+
+      a.restart();
+      assertThat(a.isRunning()).isTrue();
+      assertThat(PostgresServerSupport.accepts(a.port())).isTrue();
+
+      a.kill();
+      assertThat(a.isRunning()).isFalse();
+      a.restart();
+      assertThat(PostgresServerSupport.accepts(a.port())).isTrue();
+
+      b.stop();
+      assertThat(b.isRunning()).isFalse();
+    }
+  }
+
+  @Test
+  @DisplayName("says how to get a local server when asked to control one it did not start")
+  void externalServersCannotBeControlled() {
+    try (PostgresServer local = PostgresServer.startLocal()) {
+      local.close();
+      assertThat(local.isRunning()).isFalse();
+    }
+    assertThatThrownBy(() -> PostgresServerSupport.requireBinary("no-such-binary-x", "install it"))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no-such-binary-x")
+        .hasMessageContaining("install it");
+  }
+}
