@@ -1,0 +1,211 @@
+package io.redlock.redis.internal;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockException;
+import io.redlock.RedlockTransientException;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/**
+ * The reply to one command sent on one pooled connection. {@link #await} reads it on the caller's
+ * thread within the caller's timeout; a timeout leaves the connection untouched so that {@link
+ * #abandon} can hand it to a background reader, which reads the late answer within the node's
+ * socket timeout. Either way the connection goes back to the pool (or is closed if its state is
+ * unknown) exactly once.
+ */
+final class PendingReply<T> implements Reply<T> {
+  private static final Logger log = LoggerFactory.getLogger(PendingReply.class);
+
+  private final RedisNode node;
+  private final RedisNode.Operation<T> operation;
+  private final CompletableFuture<MuxConnection> sent;
+
+  // guarded by this
+  private boolean finished;
+  private T answer;
+  private RuntimeException failure;
+  private boolean abandoned;
+  private boolean fellBack;
+
+  PendingReply(
+      RedisNode node, RedisNode.Operation<T> operation, CompletableFuture<MuxConnection> sent) {
+    this.node = node;
+    this.operation = operation;
+    this.sent = sent;
+  }
+
+  @Override
+  public synchronized T await(Duration timeout) {
+    if (abandoned) {
+      throw new IllegalStateException(node.name() + ": this reply was abandoned");
+    }
+    if (finished) {
+      return outcome();
+    }
+    long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
+    MuxConnection connection;
+    try {
+      if (sent.isDone() || timeout.isZero() || timeout.isNegative()) {
+        if (!sent.isDone()) {
+          throw new NodeTimeoutException(node.name(), timeout);
+        }
+        connection = sent.get();
+      } else {
+        connection = sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      }
+    } catch (TimeoutException e) {
+      throw new NodeTimeoutException(node.name(), timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RedlockTransientException(node.name(), "interrupted while waiting for the node", e);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      if (cause instanceof JedisConnectionException) {
+        node.connectionFailed();
+      }
+      return finish(null, node.errors().translate(cause, operation.description()));
+    }
+    try {
+      return finish(read(connection, deadline), null);
+    } catch (NodeTimeoutException notYet) {
+      throw new NodeTimeoutException(node.name(), timeout);
+    } catch (RedlockException failed) {
+      return finish(null, failed);
+    }
+  }
+
+  private T finish(T value, RuntimeException failed) {
+    finished = true;
+    answer = value;
+    failure = failed;
+    return outcome();
+  }
+
+  private T outcome() {
+    if (failure != null) {
+      throw failure;
+    }
+    return answer;
+  }
+
+  /**
+   * Reads the reply until {@code deadline}. On an answer or a failure the connection has been given
+   * back (or closed); on {@link NodeTimeoutException} it is still held and usable.
+   */
+  private T read(MuxConnection connection, long deadline) {
+    while (true) {
+      boolean ready;
+      try {
+        ready = connection.awaitReply(remainingMillis(deadline));
+      } catch (RuntimeException e) {
+        throw broken(connection, e);
+      }
+      if (!ready) {
+        throw new NodeTimeoutException(node.name(), Duration.ZERO);
+      }
+      Object reply;
+      try {
+        // The rest of a reply follows its first byte at once; the socket timeout bounds a
+        // pathological stall, and equals the pooled default so no system call is needed.
+        reply = connection.readReply(node.socketTimeoutMillis());
+      } catch (JedisNoScriptException e) {
+        if (operation.fallback() != null && !fellBack) {
+          // The server lost its script cache (restart, SCRIPT FLUSH): EVAL sends the script and
+          // caches it again, on the same connection.
+          fellBack = true;
+          try {
+            connection.send(operation.fallback());
+          } catch (RuntimeException sendFailed) {
+            throw broken(connection, sendFailed);
+          }
+          continue;
+        }
+        node.giveBack(connection);
+        throw node.errors().translate(e, operation.description());
+      } catch (JedisDataException e) {
+        node.giveBack(connection); // an error reply leaves the connection in a clean state
+        throw node.errors().translate(e, operation.description());
+      } catch (RuntimeException e) {
+        throw broken(connection, e);
+      }
+      try {
+        T value = operation.parser().apply(reply);
+        node.giveBack(connection);
+        return value;
+      } catch (RuntimeException e) {
+        node.discard(connection); // an unexpected reply: do not trust the stream any more
+        throw node.errors().translate(e, operation.description());
+      }
+    }
+  }
+
+  private RedlockException broken(MuxConnection connection, RuntimeException e) {
+    node.discard(connection);
+    node.connectionFailed();
+    return node.errors().translate(e, operation.description());
+  }
+
+  private static int remainingMillis(long deadline) {
+    long nanos = deadline - System.nanoTime();
+    if (nanos <= 0) {
+      return 0;
+    }
+    return (int)
+        Math.min(Integer.MAX_VALUE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+  }
+
+  @Override
+  public synchronized void abandon(Consumer<? super T> lateAnswer) {
+    if (abandoned) {
+      return;
+    }
+    abandoned = true;
+    if (finished) {
+      return; // the answer was read already and the connection is back in the pool
+    }
+    sent.whenComplete(
+        (connection, sendFailure) -> {
+          if (connection == null) {
+            return; // nothing was sent: there is no late answer
+          }
+          Runnable reader = () -> readLate(connection, lateAnswer);
+          if (!node.runInBackground(reader)) {
+            node.discard(connection); // the node is closed: nobody will read the answer
+          }
+        });
+  }
+
+  private void readLate(MuxConnection connection, Consumer<? super T> lateAnswer) {
+    T value;
+    try {
+      value = read(connection, System.nanoTime() + node.socketTimeoutMillis() * 1_000_000L);
+    } catch (NodeTimeoutException e) {
+      node.discard(connection); // still no answer: the connection's state is unknown for good
+      log.debug(
+          "{}: no late reply to {} within the socket timeout",
+          node.name(),
+          operation.description());
+      return;
+    } catch (RuntimeException e) {
+      log.debug(
+          "{}: late reply to {} failed: {}", node.name(), operation.description(), e.toString());
+      return; // a late failure is dropped; read() gave back or closed the connection
+    }
+    try {
+      lateAnswer.accept(value);
+    } catch (RuntimeException e) {
+      log.warn(
+          "{}: the handler of a late reply to {} failed", node.name(), operation.description(), e);
+    }
+  }
+}

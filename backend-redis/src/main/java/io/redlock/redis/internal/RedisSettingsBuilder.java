@@ -1,0 +1,315 @@
+package io.redlock.redis.internal;
+
+import io.redlock.spi.NodeUri;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.net.ssl.SSLSocketFactory;
+
+/**
+ * Collects and validates the settings of a Redis node, from setters or from a {@code redis://} or
+ * {@code rediss://} URI. Every error names the problem and the accepted values; none shows the
+ * password.
+ */
+public final class RedisSettingsBuilder {
+  /** The URI query options understood, in the spelling the error messages list. */
+  public static final Set<String> KNOWN_OPTIONS =
+      Set.of(
+          "user",
+          "password",
+          "database",
+          "connectTimeout",
+          "socketTimeout",
+          "poolSize",
+          "keyPrefix",
+          "verifyHostname");
+
+  static final int DEFAULT_PORT = 6379;
+  static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+  static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofSeconds(2);
+  static final int DEFAULT_POOL_SIZE = 8;
+  static final int MAX_POOL_SIZE = 1024;
+
+  private String host = "localhost";
+  private int port = DEFAULT_PORT;
+  private boolean tls;
+  private String user;
+  private String password;
+  private int database;
+  private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  private Duration socketTimeout = DEFAULT_SOCKET_TIMEOUT;
+  private int poolSize = DEFAULT_POOL_SIZE;
+  private String keyPrefix = "";
+  private boolean verifyHostname = true;
+  private SSLSocketFactory sslSocketFactory;
+
+  /**
+   * Applies a {@code redis://[user[:password]@]host[:port][/database][?option=value&...]} URI
+   * ({@code rediss://} for TLS). Options: {@link #KNOWN_OPTIONS}.
+   *
+   * @throws IllegalArgumentException for a malformed URI or option, naming it
+   */
+  public RedisSettingsBuilder uri(String text) {
+    Objects.requireNonNull(text, "node URI must not be null");
+    String shown = shown(text.strip());
+    URI uri;
+    try {
+      uri = new URI(text.strip());
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(
+          "malformed Redis URI '"
+              + shown
+              + "': "
+              + NodeUri.redact(e.getReason())
+              + "; expected redis://[user:password@]host[:port][/database][?option=value]"
+              + " (percent-encode special characters in the password)");
+    }
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!scheme.equals("redis") && !scheme.equals("rediss")) {
+      throw new IllegalArgumentException(
+          "'"
+              + shown
+              + "' is not a Redis URI: the scheme must be redis:// or rediss:// (TLS), got '"
+              + scheme
+              + "'");
+    }
+    tls = scheme.equals("rediss");
+    if (uri.getHost() == null || uri.getHost().isEmpty()) {
+      throw new IllegalArgumentException(
+          "Redis URI '"
+              + shown
+              + "' has no host; expected redis://host:port, e.g. redis://127.0.0.1:6379");
+    }
+    host(uri.getHost().replace("[", "").replace("]", ""));
+    if (uri.getPort() != -1) {
+      port(uri.getPort());
+    }
+    String userInfo = uri.getRawUserInfo();
+    if (userInfo != null && !userInfo.isEmpty()) {
+      int colon = userInfo.indexOf(':');
+      String u = decode(colon < 0 ? userInfo : userInfo.substring(0, colon));
+      String p = colon < 0 ? null : decode(userInfo.substring(colon + 1));
+      if (colon < 0) {
+        // ambiguous (a user or a password?): refuse rather than guess
+        throw new IllegalArgumentException(
+            "Redis URI '"
+                + shown
+                + "' has credentials without a colon; write redis://:password@host for a password"
+                + " or redis://user:password@host for an ACL user");
+      }
+      user(u.isEmpty() ? null : u);
+      password(p == null || p.isEmpty() ? null : p);
+    }
+    String path = uri.getRawPath();
+    if (path != null && !path.isEmpty() && !path.equals("/")) {
+      String db = path.substring(1);
+      database(parseInt("database (the URI path)", db, shown));
+    }
+    Map<String, String> options = NodeUri.parse(text.strip()).query();
+    for (Map.Entry<String, String> option : options.entrySet()) {
+      applyOption(option.getKey(), option.getValue(), shown);
+    }
+    return this;
+  }
+
+  /** The URI for messages: passwords and any credentials without a colon hidden. */
+  static String shown(String text) {
+    return NodeUri.redact(text).replaceAll("//[^/@?#:]*@", "//***@");
+  }
+
+  private void applyOption(String name, String value, String shown) {
+    switch (name) {
+      case "user" -> user(value.isEmpty() ? null : value);
+      case "password" -> password(value.isEmpty() ? null : value);
+      case "database" -> database(parseInt(name, value, shown));
+      case "connectTimeout" -> connectTimeout(parseDuration(name, value, shown));
+      case "socketTimeout" -> socketTimeout(parseDuration(name, value, shown));
+      case "poolSize" -> poolSize(parseInt(name, value, shown));
+      case "keyPrefix" -> keyPrefix(value);
+      case "verifyHostname" -> verifyHostname(parseBoolean(name, value, shown));
+      default ->
+          throw new IllegalArgumentException(
+              "unknown option '"
+                  + name
+                  + "' in Redis URI '"
+                  + shown
+                  + "'; known options: "
+                  + String.join(", ", new TreeSet<>(KNOWN_OPTIONS)));
+    }
+  }
+
+  private static String decode(String s) {
+    return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+  }
+
+  private static int parseInt(String name, String value, String shown) {
+    try {
+      return Integer.parseInt(value.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          name + " must be a whole number, got '" + value + "' in '" + shown + "'");
+    }
+  }
+
+  private static boolean parseBoolean(String name, String value, String shown) {
+    return switch (value.strip().toLowerCase(Locale.ROOT)) {
+      case "true", "yes", "1" -> true;
+      case "false", "no", "0" -> false;
+      default ->
+          throw new IllegalArgumentException(
+              name + " must be true or false, got '" + value + "' in '" + shown + "'");
+    };
+  }
+
+  /** Parses {@code 500}, {@code 500ms}, {@code 2s}, {@code 1m} or ISO-8601 {@code PT2S}. */
+  static Duration parseDuration(String name, String value, String shown) {
+    String v = value.strip().toLowerCase(Locale.ROOT);
+    try {
+      if (v.startsWith("pt") || v.startsWith("p")) {
+        return Duration.parse(v.toUpperCase(Locale.ROOT));
+      }
+      if (v.endsWith("ms")) {
+        return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2).strip()));
+      }
+      if (v.endsWith("s")) {
+        return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1).strip()));
+      }
+      if (v.endsWith("m")) {
+        return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1).strip()));
+      }
+      return Duration.ofMillis(Long.parseLong(v));
+    } catch (NumberFormatException | DateTimeParseException e) {
+      throw new IllegalArgumentException(
+          name
+              + " must be a duration such as 500 (milliseconds), 500ms, 2s or PT2S, got '"
+              + value
+              + "' in '"
+              + shown
+              + "'");
+    }
+  }
+
+  /** Host name or IP literal. */
+  public RedisSettingsBuilder host(String host) {
+    if (host == null || host.isBlank()) {
+      throw new IllegalArgumentException("host must be a non-empty host name or IP address");
+    }
+    this.host = host.strip();
+    return this;
+  }
+
+  /** TCP port, 1-65535. */
+  public RedisSettingsBuilder port(int port) {
+    if (port < 1 || port > 65_535) {
+      throw new IllegalArgumentException("port must be in 1..65535, got " + port);
+    }
+    this.port = port;
+    return this;
+  }
+
+  /** Connect with TLS. */
+  public RedisSettingsBuilder tls(boolean tls) {
+    this.tls = tls;
+    return this;
+  }
+
+  /** ACL user ({@code null} for the default user). */
+  public RedisSettingsBuilder user(String user) {
+    this.user = user == null || user.isEmpty() ? null : user;
+    return this;
+  }
+
+  /** Password ({@code null} for none). */
+  public RedisSettingsBuilder password(String password) {
+    this.password = password == null || password.isEmpty() ? null : password;
+    return this;
+  }
+
+  /** Database index, 0 or more. */
+  public RedisSettingsBuilder database(int database) {
+    if (database < 0) {
+      throw new IllegalArgumentException(
+          "database index must be 0 or more, got " + database + " (Redis numbers them from 0)");
+    }
+    this.database = database;
+    return this;
+  }
+
+  /** Bound on connecting and on waiting for a free connection. */
+  public RedisSettingsBuilder connectTimeout(Duration timeout) {
+    this.connectTimeout = requireTimeout("connectTimeout", timeout);
+    return this;
+  }
+
+  /** Bound on reads no caller waits for (set-up, validation, late replies). */
+  public RedisSettingsBuilder socketTimeout(Duration timeout) {
+    this.socketTimeout = requireTimeout("socketTimeout", timeout);
+    return this;
+  }
+
+  private static Duration requireTimeout(String name, Duration timeout) {
+    Objects.requireNonNull(timeout, name + " must not be null");
+    if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+      throw new IllegalArgumentException(
+          name + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, got " + timeout);
+    }
+    return timeout;
+  }
+
+  /** Most connections open at once. */
+  public RedisSettingsBuilder poolSize(int poolSize) {
+    if (poolSize < 1 || poolSize > MAX_POOL_SIZE) {
+      throw new IllegalArgumentException(
+          "poolSize must be in 1.." + MAX_POOL_SIZE + ", got " + poolSize);
+    }
+    this.poolSize = poolSize;
+    return this;
+  }
+
+  /** Prefix for every lock key ({@code null} or empty for none). */
+  public RedisSettingsBuilder keyPrefix(String keyPrefix) {
+    this.keyPrefix = keyPrefix == null ? "" : keyPrefix;
+    return this;
+  }
+
+  /** With TLS, check that the certificate matches the host (default true). */
+  public RedisSettingsBuilder verifyHostname(boolean verifyHostname) {
+    this.verifyHostname = verifyHostname;
+    return this;
+  }
+
+  /** With TLS, the socket factory to use ({@code null} for the JVM default). */
+  public RedisSettingsBuilder sslSocketFactory(SSLSocketFactory factory) {
+    this.sslSocketFactory = factory;
+    return this;
+  }
+
+  /** The settings. */
+  public RedisNodeSettings build() {
+    if (sslSocketFactory != null && !tls) {
+      throw new IllegalArgumentException(
+          "an SSL socket factory was given but TLS is off; use a rediss:// URI or tls(true)");
+    }
+    return new RedisNodeSettings(
+        host,
+        port,
+        tls,
+        user,
+        password,
+        database,
+        connectTimeout,
+        socketTimeout,
+        poolSize,
+        keyPrefix,
+        verifyHostname,
+        sslSocketFactory);
+  }
+}
