@@ -1,19 +1,36 @@
 package io.redlock;
 
 import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodes;
+import io.redlock.spi.NodeUri;
 import io.redlock.spi.RedlockConfig;
 import io.redlock.spi.RedlockEngineProvider;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.Set;
 
-/** Builds a {@link Redlock}. Not thread-safe; obtain one from {@link Redlock#builder()}. */
+/**
+ * Builds a {@link Redlock}. Not thread-safe; obtain one from {@link Redlock#builder()}.
+ *
+ * <p>Nodes are given as objects ({@link #nodes(LockNode...)}), as URIs ({@link #nodes(String...)},
+ * any mix of backends found through {@link LockNodes}), or from the environment ({@link
+ * #nodesFromEnvironment()}). Nodes given by URI are opened by {@link #build()}, after the engine
+ * was found; if opening one fails, those already opened are closed again.
+ */
 public final class RedlockBuilder {
-  private final List<LockNode> nodes = new ArrayList<>();
+  /** A node given as an object, or by URI with the providers that resolved its scheme. */
+  private record Pending(LockNode node, NodeUri uri, LockNodes providers) {}
+
+  private final List<Pending> nodes = new ArrayList<>();
+  private final Set<NodeUri> uris = new HashSet<>();
+  private LockNodes discovered;
   private RedlockSettings settings = RedlockSettings.defaults();
   private Ticker ticker = Ticker.system();
 
@@ -27,9 +44,102 @@ public final class RedlockBuilder {
   /** Adds nodes. The Redlock owns them from now on and closes them when it is closed. */
   public RedlockBuilder nodes(List<? extends LockNode> nodes) {
     for (LockNode node : nodes) {
-      this.nodes.add(Objects.requireNonNull(node, "node must not be null"));
+      this.nodes.add(
+          new Pending(Objects.requireNonNull(node, "node must not be null"), null, null));
     }
     return this;
+  }
+
+  /**
+   * Adds nodes by URI, e.g. {@code "redis://a:6379"}, {@code "jdbc:postgresql://b/locks"}, {@code
+   * "mongodb://c/locks"}; backend options travel in the query. Each URI is parsed and its backend
+   * found now, so a typo fails here; the nodes are opened by {@link #build()} and owned by the
+   * Redlock.
+   *
+   * @throws IllegalArgumentException for a malformed URI or one given twice
+   * @throws RedlockNonTransientException if no backend, or more than one, claims a URI's scheme;
+   *     the message lists the schemes that are available and the module to add
+   */
+  public RedlockBuilder nodes(String... uris) {
+    return nodeUris(List.of(uris));
+  }
+
+  /** Adds nodes by URI; see {@link #nodes(String...)}. */
+  public RedlockBuilder nodeUris(Collection<String> uris) {
+    Objects.requireNonNull(uris, "uris must not be null");
+    List<NodeUri> parsed = LockNodes.parseAll(uris);
+    List<Pending> resolved = new ArrayList<>(parsed.size());
+    for (NodeUri uri : parsed) {
+      if (this.uris.contains(uri)) {
+        throw new IllegalArgumentException(
+            "node URI '"
+                + uri.redacted()
+                + "' is listed twice; a quorum needs independent nodes, each listed once");
+      }
+      discovered().providerFor(uri); // fail now on an unknown or ambiguous scheme
+      resolved.add(new Pending(null, uri, discovered()));
+    }
+    this.uris.addAll(parsed);
+    this.nodes.addAll(resolved);
+    return this;
+  }
+
+  /**
+   * Adds the nodes configured outside the code, first found wins: system property {@value
+   * LockNodes#NODES_PROPERTY}, environment variable {@value LockNodes#NODES_ENV}, or the properties
+   * file (entry {@value LockNodes#NODES_KEY}) named by system property {@value
+   * LockNodes#CONFIG_PROPERTY} or environment variable {@value LockNodes#CONFIG_ENV}. URIs are
+   * separated by commas or whitespace, e.g. {@code
+   * REDLOCK_NODES=redis://a:6379,redis://b:6379,jdbc:postgresql://c/locks}.
+   *
+   * @throws RedlockNonTransientException if nothing is configured, or a named file is unusable
+   * @throws IllegalArgumentException as {@link #nodes(String...)}
+   */
+  public RedlockBuilder nodesFromEnvironment() {
+    LockNodes.Configured configured =
+        LockNodes.configured(System.getenv(), System.getProperties())
+            .orElseThrow(
+                () ->
+                    new RedlockNonTransientException(
+                        null,
+                        "no Redlock nodes configured: set the environment variable "
+                            + LockNodes.NODES_ENV
+                            + " (or the system property "
+                            + LockNodes.NODES_PROPERTY
+                            + ") to a comma-separated list such as"
+                            + " redis://a:6379,redis://b:6379,redis://c:6379, or point "
+                            + LockNodes.CONFIG_ENV
+                            + " (or -D"
+                            + LockNodes.CONFIG_PROPERTY
+                            + ") at a properties file with a "
+                            + LockNodes.NODES_KEY
+                            + "=... entry",
+                        null));
+    if (configured.uris().isEmpty()) {
+      throw new RedlockNonTransientException(
+          null, "the " + configured.source() + " names no node URIs", null);
+    }
+    try {
+      return nodeUris(configured.uris());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(e.getMessage() + " (in " + configured.source() + ")", e);
+    }
+  }
+
+  /**
+   * Finds backends through this set of providers instead of {@link LockNodes#discover()}, e.g. one
+   * loaded from a plugin class loader. Applies to URIs added after this call.
+   */
+  public RedlockBuilder lockNodes(LockNodes providers) {
+    this.discovered = Objects.requireNonNull(providers, "providers must not be null");
+    return this;
+  }
+
+  private LockNodes discovered() {
+    if (discovered == null) {
+      discovered = LockNodes.discover();
+    }
+    return discovered;
   }
 
   /** Replaces all settings at once. */
@@ -81,10 +191,12 @@ public final class RedlockBuilder {
   }
 
   /**
-   * Builds the Redlock.
+   * Builds the Redlock, opening the nodes given by URI. If that or the engine fails, the nodes this
+   * builder opened are closed again (nodes given as objects stay the caller's to close).
    *
    * @throws IllegalStateException if no node was given
    * @throws RedlockNonTransientException if no engine is on the class path
+   * @throws RedlockException if a node given by URI cannot be opened
    */
   public Redlock build() {
     if (nodes.isEmpty()) {
@@ -92,8 +204,24 @@ public final class RedlockBuilder {
           "a Redlock needs at least one node: call nodes(...) before build()"
               + " (use an odd number, 3 or 5, to survive the loss of 1 or 2)");
     }
-    RedlockConfig config = new RedlockConfig(nodes, settings, ticker);
-    return findEngine().create(config);
+    RedlockEngineProvider engine = findEngine(); // before opening connections that could leak
+    List<LockNode> all = new ArrayList<>(nodes.size());
+    List<LockNode> opened = new ArrayList<>();
+    try {
+      for (Pending pending : nodes) {
+        if (pending.node() != null) {
+          all.add(pending.node());
+        } else {
+          LockNode node = pending.providers().open(pending.uri());
+          opened.add(node);
+          all.add(node);
+        }
+      }
+      return engine.create(new RedlockConfig(all, settings, ticker));
+    } catch (RuntimeException | Error e) {
+      LockNodes.closeQuietly(opened, e);
+      throw e;
+    }
   }
 
   private static RedlockEngineProvider findEngine() {

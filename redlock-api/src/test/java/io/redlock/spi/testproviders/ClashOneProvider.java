@@ -1,0 +1,19 @@
+package io.redlock.spi.testproviders;
+
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodeProvider;
+import io.redlock.spi.NodeUri;
+import java.util.Set;
+
+/** Claims {@code test-clash}, as does {@link ClashTwoProvider}: discovery must refuse to pick. */
+public final class ClashOneProvider implements LockNodeProvider {
+  @Override
+  public Set<String> schemes() {
+    return Set.of("test-clash", "test-one");
+  }
+
+  @Override
+  public LockNode open(NodeUri uri) {
+    return new MapLockNode("one:" + uri.redacted());
+  }
+}

@@ -1,0 +1,220 @@
+package io.redlock.tck.selftest;
+
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.Reply;
+import io.redlock.tck.KeyInspector;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A client of an in-memory store with chosen contract bugs, each a mistake real backends make. With
+ * no defects it is correct, which the self-test checks too, so that every failure the kit reports
+ * for a defective node comes from its defect.
+ */
+final class DefectiveNode implements LockNode {
+
+  /** The bugs a node can have. */
+  enum Defect {
+    /** tryAcquire reads, then writes: two racing callers can both see the key absent. */
+    NON_ATOMIC_ACQUIRE,
+    /** Keys never expire. */
+    IGNORES_EXPIRY,
+    /** release is a plain delete: any token removes the key. */
+    RELEASE_IGNORES_TOKEN,
+    /** extend moves the expiry of an expired key too, bringing it back. */
+    EXTEND_IGNORES_EXPIRY,
+    /** Bad arguments fail the reply instead of throwing from the method. */
+    VALIDATES_IN_REPLY,
+    /** name() shows the password of the URI the node was opened with. */
+    PASSWORD_IN_NAME,
+    /** Keys are compared case-insensitively, like a database's default collation. */
+    CASE_INSENSITIVE_KEYS
+  }
+
+  /** The shared store: one per kit, many clients. */
+  static final class Store {
+    private record Entry(String token, long expiresAtNanos) {}
+
+    private final ConcurrentMap<String, Entry> keys = new ConcurrentHashMap<>();
+    private final Set<Defect> defects;
+
+    Store(Set<Defect> defects) {
+      this.defects = defects.isEmpty() ? EnumSet.noneOf(Defect.class) : EnumSet.copyOf(defects);
+    }
+
+    /** Reads a key as the store sees it. */
+    KeyInspector inspector() {
+      return key -> {
+        long now = System.nanoTime();
+        Entry e = keys.get(stored(key));
+        return e == null || expired(e, now)
+            ? Optional.empty()
+            : Optional.of(
+                new KeyInspector.KeyState(e.token(), Duration.ofNanos(e.expiresAtNanos() - now)));
+      };
+    }
+
+    private String stored(String key) {
+      return defects.contains(Defect.CASE_INSENSITIVE_KEYS) ? key.toLowerCase(Locale.ROOT) : key;
+    }
+
+    private boolean expired(Entry e, long now) {
+      return !defects.contains(Defect.IGNORES_EXPIRY) && now - e.expiresAtNanos() >= 0;
+    }
+  }
+
+  private final Store store;
+  private final String name;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  DefectiveNode(Store store, int client) {
+    this.store = store;
+    this.name =
+        has(Defect.PASSWORD_IN_NAME)
+            ? "memory://tck:hunter2@localhost/defective#" + client
+            : "memory://localhost/defective#" + client;
+  }
+
+  private boolean has(Defect defect) {
+    return store.defects.contains(defect);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public NodeCapabilities capabilities() {
+    return NodeCapabilities.millisecondPrecision();
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+    Optional<Reply<AcquireResult>> rejected =
+        validate(
+            () -> {
+              LockNodeArguments.requireKey(key);
+              LockNodeArguments.requireToken(token);
+              LockNodeArguments.requireTtl(ttl, capabilities());
+            });
+    if (rejected.isPresent()) {
+      return rejected.get();
+    }
+    String k = store.stored(key);
+    long now = System.nanoTime();
+    Store.Entry mine = new Store.Entry(token, now + ttl.toNanos());
+    if (has(Defect.NON_ATOMIC_ACQUIRE)) {
+      Store.Entry seen = store.keys.get(k);
+      if (seen != null && !store.expired(seen, now)) {
+        return Reply.of(AcquireResult.HELD);
+      }
+      pause(); // the gap between read and write where a racing caller slips in
+      store.keys.put(k, mine);
+      return Reply.of(AcquireResult.ACQUIRED);
+    }
+    Store.Entry after =
+        store.keys.compute(k, (x, e) -> e == null || store.expired(e, now) ? mine : e);
+    return Reply.of(AcquireResult.of(after == mine));
+  }
+
+  @Override
+  public Reply<Boolean> release(String key, String token) {
+    Optional<Reply<Boolean>> rejected =
+        validate(
+            () -> {
+              LockNodeArguments.requireKey(key);
+              LockNodeArguments.requireToken(token);
+            });
+    if (rejected.isPresent()) {
+      return rejected.get();
+    }
+    long now = System.nanoTime();
+    boolean[] deleted = {false};
+    store.keys.computeIfPresent(
+        store.stored(key),
+        (x, e) -> {
+          if (store.expired(e, now)) {
+            return null;
+          }
+          if (has(Defect.RELEASE_IGNORES_TOKEN) || e.token().equals(token)) {
+            deleted[0] = true;
+            return null;
+          }
+          return e;
+        });
+    return Reply.of(deleted[0]);
+  }
+
+  @Override
+  public Reply<Boolean> extend(String key, String token, Duration ttl) {
+    Optional<Reply<Boolean>> rejected =
+        validate(
+            () -> {
+              LockNodeArguments.requireKey(key);
+              LockNodeArguments.requireToken(token);
+              LockNodeArguments.requireTtl(ttl, capabilities());
+            });
+    if (rejected.isPresent()) {
+      return rejected.get();
+    }
+    long now = System.nanoTime();
+    boolean[] extended = {false};
+    store.keys.computeIfPresent(
+        store.stored(key),
+        (x, e) -> {
+          boolean live = has(Defect.EXTEND_IGNORES_EXPIRY) || !store.expired(e, now);
+          if (live && e.token().equals(token)) {
+            extended[0] = true;
+            return new Store.Entry(token, now + ttl.toNanos());
+          }
+          return e;
+        });
+    return Reply.of(extended[0]);
+  }
+
+  /** Checks the arguments, by throwing (correct) or by failing the reply (defect). */
+  private <T> Optional<Reply<T>> validate(Runnable checks) {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    if (!has(Defect.VALIDATES_IN_REPLY)) {
+      checks.run();
+      return Optional.empty();
+    }
+    try {
+      checks.run();
+      return Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return Optional.of(Reply.of(CompletableFuture.failedFuture(e), name));
+    }
+  }
+
+  private static void pause() {
+    try {
+      Thread.sleep(1);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    closed.set(true);
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}

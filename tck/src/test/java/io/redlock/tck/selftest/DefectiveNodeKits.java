@@ -1,0 +1,145 @@
+package io.redlock.tck.selftest;
+
+import io.redlock.spi.LockNode;
+import io.redlock.tck.KeyInspector;
+import io.redlock.tck.LockNodeCompatibilityKit;
+import io.redlock.tck.selftest.DefectiveNode.Defect;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The compatibility kit applied to nodes with known bugs. These classes are not run by the build
+ * directly (nested classes are not picked up by Surefire); {@link KitCatchesDefectsTest} runs each
+ * one through the JUnit Platform testkit and checks which rules fail.
+ */
+final class DefectiveNodeKits {
+  private DefectiveNodeKits() {}
+
+  /** A kit whose nodes share one store with the given defects; the backdoor reads that store. */
+  abstract static class DefectiveKit extends LockNodeCompatibilityKit {
+    private final DefectiveNode.Store store;
+    private final AtomicInteger clients = new AtomicInteger();
+
+    DefectiveKit(Set<Defect> defects) {
+      // One store per kit instance is enough: JUnit makes an instance per test, and every test
+      // uses fresh keys; nodes of one test share it.
+      this.store = new DefectiveNode.Store(defects);
+    }
+
+    @Override
+    protected LockNode createNode() {
+      return new DefectiveNode(store, clients.incrementAndGet());
+    }
+
+    @Override
+    protected Optional<KeyInspector> keyInspector() {
+      return Optional.of(store.inspector());
+    }
+  }
+
+  /** No defect: the control group. */
+  static final class Correct extends DefectiveKit {
+    Correct() {
+      super(EnumSet.noneOf(Defect.class));
+    }
+  }
+
+  static final class NonAtomicAcquire extends DefectiveKit {
+    NonAtomicAcquire() {
+      super(EnumSet.of(Defect.NON_ATOMIC_ACQUIRE));
+    }
+  }
+
+  static final class IgnoresExpiry extends DefectiveKit {
+    IgnoresExpiry() {
+      super(EnumSet.of(Defect.IGNORES_EXPIRY));
+    }
+  }
+
+  static final class ReleaseIgnoresToken extends DefectiveKit {
+    ReleaseIgnoresToken() {
+      super(EnumSet.of(Defect.RELEASE_IGNORES_TOKEN));
+    }
+  }
+
+  static final class ExtendIgnoresExpiry extends DefectiveKit {
+    ExtendIgnoresExpiry() {
+      super(EnumSet.of(Defect.EXTEND_IGNORES_EXPIRY));
+    }
+  }
+
+  static final class ValidatesInReply extends DefectiveKit {
+    ValidatesInReply() {
+      super(EnumSet.of(Defect.VALIDATES_IN_REPLY));
+    }
+  }
+
+  static final class PasswordInName extends DefectiveKit {
+    PasswordInName() {
+      super(EnumSet.of(Defect.PASSWORD_IN_NAME));
+    }
+  }
+
+  static final class CaseInsensitiveKeys extends DefectiveKit {
+    CaseInsensitiveKeys() {
+      super(EnumSet.of(Defect.CASE_INSENSITIVE_KEYS));
+    }
+  }
+
+  /** A correct store, but the unreachable node answers false instead of throwing. */
+  static final class UnreachableAnswersFalse extends DefectiveKit {
+    UnreachableAnswersFalse() {
+      super(EnumSet.noneOf(Defect.class));
+    }
+
+    @Override
+    protected Optional<LockNode> createUnreachableNode() {
+      return Optional.of(
+          new TcpProbeNode(
+              InMemoryLockNodeCompatibilityTest.closedPort(),
+              TcpProbeNode.Mode.ANSWERS_FALSE,
+              "pw"));
+    }
+  }
+
+  /**
+   * A correct store, but the unreachable node has no read timeout and is pointed at a listener that
+   * never speaks: its calls hang.
+   */
+  static final class UnreachableHangs extends DefectiveKit {
+    private final ServerSocket silent;
+
+    UnreachableHangs() {
+      super(EnumSet.noneOf(Defect.class));
+      try {
+        // Never accepted: the kernel completes connections into the backlog, and no byte comes.
+        silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    protected Optional<LockNode> createUnreachableNode() {
+      return Optional.of(
+          new TcpProbeNode(silent.getLocalPort(), TcpProbeNode.Mode.NO_READ_TIMEOUT, "pw"));
+    }
+
+    @Override
+    protected Duration failureBound() {
+      return Duration.ofSeconds(1); // keeps the self-test short; the hang is detected all the same
+    }
+
+    @org.junit.jupiter.api.AfterEach
+    void closeSilentListener() throws IOException {
+      silent.close();
+    }
+  }
+}
