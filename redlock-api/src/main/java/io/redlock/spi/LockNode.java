@@ -18,10 +18,11 @@ import java.time.Duration;
  *       "could not ask" (I/O, timeout, authentication, missing schema) is an exception from {@link
  *       Reply#await}: a {@link io.redlock.RedlockTransientException} if a retry may help, else a
  *       {@link io.redlock.RedlockNonTransientException}. Never {@code false} for a failure.
- *   <li><b>Input.</b> Keys and tokens are non-empty strings of any Unicode content up to at least 1
- *       KiB; a TTL must be positive and at least {@link NodeCapabilities#ttlPrecision()}. Invalid
- *       input throws {@link IllegalArgumentException} from the method itself (not from the reply);
- *       {@link LockNodeArguments} has the shared checks and messages.
+ *   <li><b>Input.</b> Keys and tokens are non-empty strings of any Unicode content except NUL
+ *       (U+0000, which PostgreSQL text cannot hold) up to at least 1 KiB; a TTL must be positive
+ *       and at least {@link NodeCapabilities#ttlPrecision()}. Invalid input throws {@link
+ *       IllegalArgumentException} from the method itself (not from the reply); {@link
+ *       LockNodeArguments} has the shared checks and messages.
  *   <li><b>Multiplexing.</b> Each method starts the operation and returns at once with a {@link
  *       Reply}; the engine starts the call on every node first and then awaits the replies. A
  *       method may write to a socket but must not wait for the store's answer, so that one thread
