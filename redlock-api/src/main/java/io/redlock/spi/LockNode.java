@@ -72,6 +72,50 @@ public interface LockNode extends AutoCloseable {
   Reply<Boolean> extend(String key, String token, Duration ttl);
 
   /**
+   * Conditional insert with expiry that also increments the key's fencing counter: like {@link
+   * #tryAcquire}, and if this call set the key, atomically with it, the key's counter (which
+   * survives release and expiry) is incremented and returned in {@link AcquireResult#fence()}. Only
+   * called on nodes whose {@link NodeCapabilities#fencing()} is true.
+   *
+   * @throws IllegalArgumentException for an empty key or token or an unusable TTL
+   */
+  default Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    return Reply.failed(
+        new io.redlock.RedlockNonTransientException(
+            name(),
+            "this node does not keep fencing counters (capabilities().fencing() is false)",
+            null));
+  }
+
+  /**
+   * Atomically: if {@code key} still holds {@code token} (and has not expired), raises its fencing
+   * counter to at least {@code atLeast}. Only called on nodes whose {@link
+   * NodeCapabilities#fencing()} is true.
+   *
+   * @return a reply: true if the key held the token (the counter is now at least {@code atLeast})
+   * @throws IllegalArgumentException for an empty key or token or a non-positive value
+   */
+  default Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    return Reply.failed(
+        new io.redlock.RedlockNonTransientException(
+            name(),
+            "this node does not keep fencing counters (capabilities().fencing() is false)",
+            null));
+  }
+
+  /**
+   * Reports the store's incarnation, uptime and durability. Only called on nodes whose {@link
+   * NodeCapabilities#status()} is true.
+   */
+  default Reply<NodeStatus> status() {
+    return Reply.failed(
+        new io.redlock.RedlockNonTransientException(
+            name(),
+            "this node does not report its status (capabilities().status() is false)",
+            null));
+  }
+
+  /**
    * Releases the node's connections. Idempotent. Calls made after close throw {@link
    * IllegalStateException} naming the node.
    */

@@ -5,12 +5,16 @@ import java.util.Objects;
 
 /**
  * What a node declares about itself. Capabilities are declared here, never discovered by catching
- * {@code UnsupportedOperationException}.
+ * {@code UnsupportedOperationException}: the engine calls an optional method only on nodes that
+ * declare it.
  *
  * @param ttlPrecision the smallest TTL step the store honours (1 ms for Redis {@code PX}); TTLs
  *     below it are rejected
+ * @param fencing the node implements {@link LockNode#tryAcquireFenced} and {@link
+ *     LockNode#raiseFence}: a per-key counter that survives release and expiry
+ * @param status the node implements {@link LockNode#status}: incarnation, uptime, durability
  */
-public record NodeCapabilities(Duration ttlPrecision) {
+public record NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean status) {
   /** Validates. */
   public NodeCapabilities {
     Objects.requireNonNull(ttlPrecision, "ttlPrecision");
@@ -19,8 +23,23 @@ public record NodeCapabilities(Duration ttlPrecision) {
     }
   }
 
+  /** A node with this precision and no optional features. */
+  public NodeCapabilities(Duration ttlPrecision) {
+    this(ttlPrecision, false, false);
+  }
+
   /** Millisecond precision, no optional features. */
   public static NodeCapabilities millisecondPrecision() {
     return new NodeCapabilities(Duration.ofMillis(1));
+  }
+
+  /** A copy that declares fencing counters. */
+  public NodeCapabilities withFencing() {
+    return new NodeCapabilities(ttlPrecision, true, status);
+  }
+
+  /** A copy that declares status reports. */
+  public NodeCapabilities withStatus() {
+    return new NodeCapabilities(ttlPrecision, fencing, true);
   }
 }
