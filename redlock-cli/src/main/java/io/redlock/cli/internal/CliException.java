@@ -1,0 +1,19 @@
+package io.redlock.cli.internal;
+
+/** A failure the tool reports in one line on stderr and turns into an exit code. */
+final class CliException extends RuntimeException {
+  private final int exitCode;
+
+  CliException(int exitCode, String message) {
+    this(exitCode, message, null);
+  }
+
+  CliException(int exitCode, String message, Throwable cause) {
+    super(message, cause);
+    this.exitCode = exitCode;
+  }
+
+  int exitCode() {
+    return exitCode;
+  }
+}

@@ -1,0 +1,310 @@
+package io.redlock.cli.internal;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.redlock.RedlockException;
+import io.redlock.RedlockSettings;
+import io.redlock.cli.internal.NodeProbe.NodeReport;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodes;
+import io.redlock.spi.NodeUri;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code redlock doctor}: probes every node on its own (reachability, round-trip latency) and
+ * judges the Redlock timing assumptions for the configured TTL and per-node timeout.
+ */
+@Command(
+    name = "doctor",
+    sortOptions = false,
+    usageHelpAutoWidth = true,
+    mixinStandardHelpOptions = true,
+    description = {
+      "Checks every node: reachable or not, round-trip latency (median and worst over a few probes"
+          + " of tryAcquire + extend + release on a fresh key), TTL precision; then judges the"
+          + " Redlock timing assumptions for the TTL and per-node timeout.",
+      "Version, uptime and durability come from nodes that report their status; the others and"
+          + " the clock offset (which the SPI does not report) show n/a.",
+      "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
+          + " reachable, 78 if the timing does not fit."
+    })
+final class DoctorCommand implements Callable<Integer> {
+  @Option(
+      names = "--ttl",
+      defaultValue = "30s",
+      converter = Durations.class,
+      paramLabel = "DURATION",
+      description = "The lock TTL to judge the timing for. Default: ${DEFAULT-VALUE}.")
+  Duration ttl;
+
+  @Option(
+      names = "--probes",
+      defaultValue = "5",
+      paramLabel = "N",
+      description = "Probes per node, each 3 round trips. Default: ${DEFAULT-VALUE}.")
+  int probes;
+
+  @Option(
+      names = "--probe-timeout",
+      defaultValue = "5s",
+      converter = Durations.class,
+      paramLabel = "DURATION",
+      description = "How long to wait for one probe call. Default: ${DEFAULT-VALUE}.")
+  Duration probeTimeout;
+
+  @Option(names = "--json", description = "Print JSON instead of a table.")
+  boolean json;
+
+  @Mixin NodeOptions nodeOptions;
+
+  /** What the SPI cannot tell; reported as n/a rather than guessed. */
+  static final List<String> NOT_AVAILABLE = List.of("clockOffset");
+
+  record Settings(
+      String nodesFrom,
+      boolean zeroSetup,
+      int nodes,
+      int quorum,
+      double ttlMs,
+      double nodeTimeoutMs,
+      double driftFactor,
+      double driftAllowanceMs,
+      int probesPerNode) {}
+
+  record Report(
+      Settings settings,
+      List<NodeReport> nodes,
+      String verdict,
+      List<Verdict.Finding> findings,
+      List<String> notAvailable,
+      String notAvailableReason) {}
+
+  @Override
+  public Integer call() throws Exception {
+    if (probes < 1 || probes > 1000) {
+      throw new CliException(ExitCodes.USAGE, "--probes must be between 1 and 1000, got " + probes);
+    }
+    PrintStream out = System.out;
+    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), System.err);
+    LockNodes backends = LockNodes.discover();
+    List<NodeUri> uris;
+    try {
+      uris = LockNodes.parseAll(selection.uris());
+      for (NodeUri uri : uris) {
+        backends.providerFor(uri);
+      }
+    } catch (IllegalArgumentException | RedlockException e) {
+      throw new CliException(ExitCodes.USAGE, NodeOptions.withSource(e.getMessage(), selection), e);
+    }
+    RedlockSettings settings = settings(selection);
+    Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
+    Duration drift = settings.driftFor(ttl);
+
+    List<NodeReport> reports = new ArrayList<>();
+    List<Verdict.NodeFacts> facts = new ArrayList<>();
+    for (NodeUri uri : uris) {
+      NodeReport r = probe(backends, uri);
+      reports.add(r);
+      facts.add(
+          new Verdict.NodeFacts(
+              r.node(),
+              r.reachable(),
+              r.rttWorstMs() == null
+                  ? Duration.ZERO
+                  : Duration.ofNanos((long) (r.rttWorstMs() * 1e6)),
+              r.durable(),
+              r.uptimeSeconds() == null
+                  ? null
+                  : Duration.ofMillis((long) (r.uptimeSeconds() * 1000))));
+    }
+    List<Verdict.Finding> findings =
+        Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup());
+    Verdict.Level level = Verdict.overall(findings);
+    int n = uris.size();
+    Settings s =
+        new Settings(
+            selection.source(),
+            selection.zeroSetup(),
+            n,
+            n / 2 + 1,
+            Durations.millis(ttl),
+            Durations.millis(nodeTimeout),
+            settings.driftFactor(),
+            Durations.millis(drift),
+            probes);
+    Report report =
+        new Report(
+            s,
+            reports,
+            level.name(),
+            findings,
+            NOT_AVAILABLE,
+            "the backend SPI does not report the store's clock; serverVersion, uptimeSeconds,"
+                + " durable, incarnation and details are null for nodes that do not declare"
+                + " capabilities().status()");
+    if (json) {
+      ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+      out.println(mapper.writeValueAsString(report));
+    } else {
+      printTable(out, report, ttl, nodeTimeout, drift);
+    }
+    out.flush();
+    long reachable = reports.stream().filter(NodeReport::reachable).count();
+    if (reachable < n / 2 + 1) {
+      return ExitCodes.UNREACHABLE;
+    }
+    return level == Verdict.Level.FAIL ? ExitCodes.TIMING : ExitCodes.OK;
+  }
+
+  private RedlockSettings settings(NodeOptions.Selection selection) {
+    RedlockSettings settings = RedlockSettings.defaults();
+    try {
+      Duration timeout =
+          nodeOptions.nodeTimeout != null ? nodeOptions.nodeTimeout : selection.nodeTimeout();
+      if (timeout != null) {
+        settings = settings.withNodeTimeout(timeout);
+      }
+      Double drift =
+          nodeOptions.driftFactor != null ? nodeOptions.driftFactor : selection.driftFactor();
+      if (drift != null) {
+        settings = settings.withDriftFactor(drift);
+      }
+    } catch (IllegalArgumentException e) {
+      throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
+    }
+    return settings;
+  }
+
+  /** Opens one node on its own and probes it; a node that cannot be opened is unreachable. */
+  private NodeReport probe(LockNodes backends, NodeUri uri) {
+    String name = uri.redacted();
+    long t0 = System.nanoTime();
+    LockNode node;
+    try {
+      node = backends.open(uri);
+    } catch (RuntimeException e) {
+      return NodeReport.unreachable(
+          name, null, null, "could not open: " + NodeProbe.message(name, null, e));
+    }
+    try (node) {
+      double openMs = Durations.millis(System.nanoTime() - t0);
+      return NodeProbe.probe(name, node, openMs, ttl, probes, probeTimeout);
+    }
+  }
+
+  private void printTable(
+      PrintStream out, Report report, Duration ttl, Duration nodeTimeout, Duration drift) {
+    Settings s = report.settings();
+    out.printf(
+        Locale.ROOT,
+        "redlock doctor: %d node%s from %s, quorum %d%n",
+        s.nodes(),
+        s.nodes() == 1 ? "" : "s",
+        s.nodesFrom(),
+        s.quorum());
+    out.printf(
+        Locale.ROOT,
+        "TTL %s, per-node timeout %s, drift allowance %s (factor %s)%n%n",
+        Durations.format(ttl),
+        Durations.format(nodeTimeout),
+        Durations.format(drift),
+        s.driftFactor());
+    List<String[]> rows = new ArrayList<>();
+    rows.add(
+        new String[] {
+          "NODE",
+          "BACKEND",
+          "REACHABLE",
+          "OPEN",
+          "FIRST CALL",
+          "RTT MEDIAN",
+          "RTT WORST",
+          "TTL PRECISION",
+          "FENCING",
+          "VERSION",
+          "UPTIME",
+          "DURABLE"
+        });
+    for (NodeReport r : report.nodes()) {
+      rows.add(
+          new String[] {
+            r.node(),
+            r.backend() == null ? "-" : r.backend(),
+            r.reachable() ? (r.error() == null ? "yes" : "errors") : "NO",
+            ms(r.openMs()),
+            ms(r.firstCallMs()),
+            ms(r.rttMedianMs()),
+            ms(r.rttWorstMs()),
+            ms(r.ttlPrecisionMs()),
+            r.fencing() == null ? "-" : r.fencing() ? "yes" : "no",
+            r.serverVersion() == null ? "n/a" : r.serverVersion(),
+            r.uptimeSeconds() == null
+                ? "n/a"
+                : Durations.format(Duration.ofMillis((long) (r.uptimeSeconds() * 1000))),
+            r.durable() == null ? "n/a" : r.durable() ? "yes" : "NO"
+          });
+    }
+    printColumns(out, rows);
+    out.printf(
+        Locale.ROOT,
+        "%n(RTT over %d round trips per node: %d probes of tryAcquire + extend + release on a fresh"
+            + " key; FIRST CALL includes connecting)%n",
+        3 * probes,
+        probes);
+    out.println(
+        "Clock offset: n/a (the backend SPI does not report the store's clock). VERSION, UPTIME,"
+            + " DURABLE: n/a where the backend does not report its status.");
+    for (NodeReport r : report.nodes()) {
+      if (r.error() != null) {
+        out.println("  " + r.node() + ": " + r.error());
+      }
+      if (r.statusError() != null) {
+        out.println("  " + r.node() + ": status report failed: " + r.statusError());
+      }
+      for (String a : r.anomalies()) {
+        out.println("  " + r.node() + ": ANOMALY: " + a);
+      }
+    }
+    out.println();
+    out.println("Verdict: " + report.verdict());
+    for (Verdict.Finding f : report.findings()) {
+      out.printf(
+          Locale.ROOT, "  %-4s  %s%n", f.level().name().toLowerCase(Locale.ROOT), f.message());
+    }
+  }
+
+  private static String ms(Double millis) {
+    if (millis == null) {
+      return "-";
+    }
+    return Durations.format(Duration.ofNanos((long) (millis * 1e6)));
+  }
+
+  static void printColumns(PrintStream out, List<String[]> rows) {
+    int cols = rows.get(0).length;
+    int[] width = new int[cols];
+    for (String[] row : rows) {
+      for (int i = 0; i < cols; i++) {
+        width[i] = Math.max(width[i], row[i].length());
+      }
+    }
+    for (String[] row : rows) {
+      StringBuilder line = new StringBuilder();
+      for (int i = 0; i < cols; i++) {
+        line.append(row[i]);
+        if (i < cols - 1) {
+          line.append(" ".repeat(width[i] - row[i].length() + 2));
+        }
+      }
+      out.println(line.toString().stripTrailing());
+    }
+  }
+}

@@ -1,0 +1,51 @@
+package io.redlock.cli.internal;
+
+/**
+ * The tool's own exit codes. They follow sysexits(3) where one fits and stay clear of the codes
+ * commands commonly return (0-2, 126, 127, 128+signal), so that a script can tell "the lock" from
+ * "the command" after {@code redlock exec}.
+ */
+final class ExitCodes {
+  private ExitCodes() {}
+
+  /** Success; for exec, the command's own exit code is returned instead. */
+  static final int OK = 0;
+
+  /** EX_USAGE: invalid option, duration or node URI, unknown scheme, unusable configuration. */
+  static final int USAGE = 64;
+
+  /** EX_UNAVAILABLE: too few nodes answered to form a quorum. */
+  static final int UNREACHABLE = 69;
+
+  /** EX_SOFTWARE: an unexpected internal error (a bug: please report it). */
+  static final int INTERNAL = 70;
+
+  /** EX_TEMPFAIL: the lock is held by someone else (after --wait, or at once with --no-wait). */
+  static final int BUSY = 75;
+
+  /** EX_CONFIG: doctor found that the TTL or node timeout do not fit the measured latencies. */
+  static final int TIMING = 78;
+
+  /** The lock was lost while the command ran (past sysexits' range, so no command uses it). */
+  static final int LOST = 79;
+
+  /** As shells do: the command exists but cannot be executed. */
+  static final int CANNOT_EXECUTE = 126;
+
+  /** As shells do: the command was not found. */
+  static final int NOT_FOUND = 127;
+
+  /** The exit-code table shown by every {@code --help}. */
+  static final String[] HELP = {
+    "0:success; for exec: the command's own exit code is passed through",
+    "64:bad usage: invalid option or duration, malformed node URI, unknown scheme, bad config file",
+    "69:nodes unreachable: too few nodes answered to form a quorum",
+    "70:internal error (please report it)",
+    "75:lock busy: held by someone else after --wait (or at once with --no-wait)",
+    "78:doctor: the TTL or node timeout does not fit the measured latencies",
+    "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss)",
+    "126:the command cannot be executed",
+    "127:the command was not found",
+    "130/143:interrupted by Ctrl-C / SIGTERM (the command was stopped, the lock released)",
+  };
+}

@@ -1,0 +1,183 @@
+package io.redlock.cli.internal;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
+import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Probes one open node for the doctor: one call to see that it answers (connecting included), then
+ * timed cycles of tryAcquire + extend + release on fresh random keys, and its status report if the
+ * node declares one. Nothing is guessed: what the node does not report stays null.
+ */
+final class NodeProbe {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /**
+   * Keys of {@link NodeStatus#details()} that name the server's version, in order of preference.
+   */
+  private static final List<String> VERSION_KEYS =
+      List.of("version", "server_version", "serverVersion", "redis_version");
+
+  /**
+   * One node's results; durations in milliseconds, null where not measured or not reported.
+   *
+   * @param clockOffset always null: no call of the SPI reports the store's clock
+   */
+  record NodeReport(
+      String node,
+      String backend,
+      boolean reachable,
+      String error,
+      Double openMs,
+      Double firstCallMs,
+      int roundTrips,
+      Double rttMedianMs,
+      Double rttWorstMs,
+      Double ttlPrecisionMs,
+      Boolean fencing,
+      List<String> anomalies,
+      String serverVersion,
+      Double uptimeSeconds,
+      Boolean durable,
+      String incarnation,
+      Map<String, String> details,
+      String statusError,
+      String clockOffset) {
+
+    static NodeReport unreachable(String name, String backend, Double openMs, String why) {
+      return new NodeReport(
+          name, backend, false, why, openMs, null, 0, null, null, null, null, List.of(), null, null,
+          null, null, null, null, null);
+    }
+  }
+
+  private NodeProbe() {}
+
+  static NodeReport probe(
+      String name, LockNode node, Double openMs, Duration ttl, int probes, Duration timeout) {
+    String backend = node.getClass().getSimpleName();
+    NodeCapabilities caps = node.capabilities();
+    List<String> anomalies = new ArrayList<>();
+    String prefix = "redlock-doctor:" + randomId() + ":";
+    Samples rtt = new Samples();
+    long firstNanos;
+    try {
+      String key = prefix + "0";
+      String token = randomId();
+      long start = System.nanoTime();
+      AcquireResult first = call(() -> node.tryAcquire(key, token, ttl), timeout);
+      firstNanos = System.nanoTime() - start;
+      if (!first.acquired()) {
+        anomalies.add("a fresh random key was reported as held by another client");
+      } else {
+        call(() -> node.release(key, token), timeout);
+      }
+    } catch (RuntimeException e) {
+      return NodeReport.unreachable(name, backend, openMs, message(name, node, e));
+    }
+    String error = null;
+    for (int i = 1; i <= probes && error == null; i++) {
+      String key = prefix + i;
+      String token = randomId();
+      try {
+        long a = System.nanoTime();
+        boolean acquired = call(() -> node.tryAcquire(key, token, ttl), timeout).acquired();
+        long b = System.nanoTime();
+        boolean extended = call(() -> node.extend(key, token, ttl), timeout);
+        long c = System.nanoTime();
+        boolean released = call(() -> node.release(key, token), timeout);
+        long d = System.nanoTime();
+        rtt.add(b - a);
+        rtt.add(c - b);
+        rtt.add(d - c);
+        if (!acquired) {
+          anomalies.add("probe " + i + ": a fresh random key was reported as held");
+        } else if (!extended) {
+          anomalies.add("probe " + i + ": extend of a key just acquired was refused");
+        } else if (!released) {
+          anomalies.add("probe " + i + ": release of a key just acquired found no key");
+        }
+      } catch (RuntimeException e) {
+        error = "probe " + i + " failed: " + message(name, node, e);
+      }
+    }
+    NodeStatus status = null;
+    String statusError = null;
+    if (caps.status()) {
+      try {
+        status = call(node::status, timeout);
+      } catch (RuntimeException e) {
+        statusError = message(name, node, e);
+      }
+    }
+    return new NodeReport(
+        name,
+        backend,
+        true,
+        error,
+        openMs,
+        Durations.millis(firstNanos),
+        rtt.size(),
+        rtt.size() == 0 ? null : Durations.millis(rtt.median()),
+        rtt.size() == 0 ? null : Durations.millis(rtt.max()),
+        Durations.millis(caps.ttlPrecision()),
+        caps.fencing(),
+        anomalies,
+        status == null ? null : version(status.details()),
+        status == null ? null : status.uptime().toMillis() / 1000.0,
+        status == null ? null : status.durable(),
+        status == null ? null : status.incarnation(),
+        status == null ? null : status.details(),
+        statusError,
+        null);
+  }
+
+  private static String version(Map<String, String> details) {
+    for (String key : VERSION_KEYS) {
+      String v = details.get(key);
+      if (v != null && !v.isBlank()) {
+        return v;
+      }
+    }
+    return null;
+  }
+
+  /** One call, awaited for at most {@code timeout}; a reply that never came is abandoned. */
+  private static <T> T call(Supplier<Reply<T>> start, Duration timeout) {
+    Reply<T> reply = start.get();
+    try {
+      return reply.await(timeout);
+    } catch (NodeTimeoutException e) {
+      reply.abandon(late -> {});
+      throw e;
+    }
+  }
+
+  /** The failure's message without the node's name in front (the report names the node). */
+  static String message(String name, LockNode node, RuntimeException e) {
+    String m = NodeUri.redact(String.valueOf(e.getMessage()));
+    for (String prefix : new String[] {name, node == null ? null : NodeUri.redact(node.name())}) {
+      if (prefix != null && m.startsWith(prefix + ": ")) {
+        m = m.substring(prefix.length() + 2);
+      }
+    }
+    return m;
+  }
+
+  private static String randomId() {
+    byte[] bytes = new byte[12];
+    RANDOM.nextBytes(bytes);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+  }
+}

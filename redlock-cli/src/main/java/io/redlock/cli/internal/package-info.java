@@ -1,0 +1,2 @@
+/** Implementation of the {@code redlock} tool; not an API. */
+package io.redlock.cli.internal;

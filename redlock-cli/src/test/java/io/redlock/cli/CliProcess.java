@@ -1,0 +1,130 @@
+package io.redlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The real {@code redlock.jar}, run as a separate process the way the launcher runs it: output to
+ * files (no pipe can fill up), every wait bounded, killed if a test forgets it.
+ */
+final class CliProcess implements AutoCloseable {
+  private static final AtomicInteger COUNTER = new AtomicInteger();
+
+  final Process process;
+  final Path stdout;
+  final Path stderr;
+
+  private CliProcess(Process process, Path stdout, Path stderr) {
+    this.process = process;
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+
+  /** The jar built in the package phase; failsafe passes its path. */
+  static Path jar() {
+    String path = System.getProperty("redlock.cli.jar");
+    assertThat(path)
+        .as("system property redlock.cli.jar (set by failsafe in redlock-cli/pom.xml)")
+        .isNotNull();
+    Path jar = Path.of(path);
+    assertThat(jar).as("the shaded jar; run the package phase first").isRegularFile();
+    return jar;
+  }
+
+  /** Starts {@code redlock ARGS} in {@code dir} with {@code env} added to a clean environment. */
+  static CliProcess start(Path dir, Map<String, String> env, String... args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-XX:+UseSerialGC");
+    command.add("-XX:TieredStopAtLevel=1");
+    command.add("-jar");
+    command.add(jar().toString());
+    command.addAll(List.of(args));
+    int n = COUNTER.incrementAndGet();
+    Path out = dir.resolve("redlock-" + n + ".out");
+    Path err = dir.resolve("redlock-" + n + ".err");
+    ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
+    pb.environment().remove("REDLOCK_NODES");
+    pb.environment().remove("REDLOCK_CONFIG");
+    pb.environment().putAll(env);
+    pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+    pb.redirectOutput(out.toFile());
+    pb.redirectError(err.toFile());
+    try {
+      return new CliProcess(pb.start(), out, err);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Waits for the exit code; fails the test (and kills the process) after {@code timeout}. */
+  int exitCode(Duration timeout) {
+    try {
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        close();
+        throw new AssertionError(
+            "redlock did not finish within "
+                + timeout
+                + "\nstdout:\n"
+                + out()
+                + "\nstderr:\n"
+                + err());
+      }
+      return process.exitValue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  int exitCode() {
+    return exitCode(Duration.ofSeconds(60));
+  }
+
+  String out() {
+    return read(stdout);
+  }
+
+  String err() {
+    return read(stderr);
+  }
+
+  private static String read(Path p) {
+    try {
+      return Files.readString(p, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "(unreadable: " + e + ")";
+    }
+  }
+
+  /** Sends {@code kill -SIGNAL} to the JVM. */
+  void signal(String signal) throws IOException, InterruptedException {
+    Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(kill.exitValue()).as("kill -" + signal).isZero();
+  }
+
+  @Override
+  public void close() {
+    if (process.isAlive()) {
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
+      process.destroyForcibly();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "redlock pid " + process.pid() + "\nstdout:\n" + out() + "\nstderr:\n" + err();
+  }
+}
