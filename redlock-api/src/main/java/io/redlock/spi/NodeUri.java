@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
 public final class NodeUri {
   private static final Pattern SECRET_PARAM =
       Pattern.compile(
-          "(?i)([?&;](?:password|pass|pwd|secret|token|sslpassword|apikey|api_key|accesskey)=)"
+          "(?i)([?&;](?:[a-z]*password|pass|pwd|secret|token|apikey|api_key|accesskey|authmechanismproperties)=)"
               // An already redacted value followed by a delimiter stays as it is, so that
               // redacting twice (a redacted name inside a message) changes nothing more.
               + "(\\*\\*\\*(?=[&;\\s:,]|$)|[^&;\\s]*)");

@@ -57,6 +57,13 @@ class NodeUriTest {
         .isEqualTo("redis://alice:***@h:6379/0?password=***&x=1&TOKEN=***")
         .doesNotContain("s3cr", "p1", "t2");
     assertThat(uri.raw()).contains("s3cr%40t");
+    assertThat(
+            NodeUri.redact(
+                "mongodb://h/?tlsCertificateKeyFilePassword=a&proxyPassword=b"
+                    + "&authMechanismProperties=AWS_SESSION_TOKEN:c&w=majority"))
+        .isEqualTo(
+            "mongodb://h/?tlsCertificateKeyFilePassword=***&proxyPassword=***"
+                + "&authMechanismProperties=***&w=majority");
     assertThat(NodeUri.redact("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=pw;X=1"))
         .isEqualTo("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=***;X=1");
   }

@@ -1,0 +1,333 @@
+package io.redlock.mongo.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.expr;
+
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Collation;
+import com.mongodb.client.model.DeleteOptions;
+import com.mongodb.client.model.IndexOptions;
+import com.mongodb.client.model.Indexes;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockTransientException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.bson.Document;
+import org.bson.conversions.Bson;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The MongoDB lock node: one document per key, {@code {_id: key, token, ttlMs, at}}, where {@code
+ * at} is set by the server ({@code $currentDate}) and the key counts as held while {@code at +
+ * ttlMs > $$NOW}, the server's clock at the time of the operation. Each operation is one
+ * single-document write, which MongoDB applies atomically:
+ *
+ * <ul>
+ *   <li>acquire: {@code updateOne({_id: key, $expr: {$lte: [{$add: ["$at", "$ttlMs"]}, "$$NOW"]}},
+ *       {$set: {token, ttlMs}, $currentDate: {at: true}}, {upsert: true})}. An expired document
+ *       matches and is taken over; no document means an insert; a live document does not match, so
+ *       the upsert's insert collides on {@code _id} (error 11000), which means "held".
+ *   <li>release: {@code deleteOne({_id: key, token, $expr: live})}.
+ *   <li>extend: {@code updateOne({_id: key, token, $expr: live}, {$set: {ttlMs}, $currentDate: {at:
+ *       true}})}.
+ * </ul>
+ *
+ * <p>Update pipelines and transactions are avoided on purpose: these shapes work on every MongoDB
+ * from 4.2 and on the wire-compatible stand-in used in tests. Expiry never depends on the optional
+ * TTL index, whose monitor runs only about once a minute.
+ *
+ * <p>The driver is blocking, so every call runs on this node's small pool of worker threads and the
+ * caller gets a {@link Reply} at once; a call the engine abandons before a worker takes it is never
+ * sent.
+ */
+public final class MongoNode {
+  private static final Logger LOG = LoggerFactory.getLogger(MongoNode.class);
+
+  /** Field: the owner's token. */
+  public static final String TOKEN = "token";
+
+  /** Field: the TTL in milliseconds, as a 64-bit integer. */
+  public static final String TTL_MS = "ttlMs";
+
+  /** Field: when the key was last acquired or extended, on the server's clock. */
+  public static final String AT = "at";
+
+  /** The name of the optional TTL index. */
+  public static final String GC_INDEX = "redlock_gc";
+
+  private static final int QUEUE_CAPACITY = 1024;
+  private static final AtomicInteger NODE_IDS = new AtomicInteger();
+
+  // Binary comparison of keys and tokens even if the collection was created with a collation.
+  private static final Collation SIMPLE = Collation.builder().locale("simple").build();
+  private static final Document EXPIRY =
+      new Document("$add", List.of("$" + AT, "$" + TTL_MS)); // a Date
+  private static final Bson EXPIRED = expr(new Document("$lte", List.of(EXPIRY, "$$NOW")));
+  private static final Bson LIVE = expr(new Document("$gt", List.of(EXPIRY, "$$NOW")));
+  private static final UpdateOptions UPSERT = new UpdateOptions().upsert(true).collation(SIMPLE);
+  private static final UpdateOptions UPDATE = new UpdateOptions().collation(SIMPLE);
+  private static final DeleteOptions DELETE = new DeleteOptions().collation(SIMPLE);
+
+  private final MongoNodeSettings settings;
+  private final String name;
+  private final MongoClient client;
+  private final boolean ownsClient;
+  private final MongoCollection<Document> collection;
+  private final ThreadPoolExecutor workers;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicBoolean gcIndexPending = new AtomicBoolean();
+  private volatile boolean gcIndexDone;
+
+  /**
+   * A node over {@code client}. Connects lazily: nothing is sent before the first call (apart from
+   * the TTL index, which is created in the background when {@code gcAfter} is set).
+   *
+   * @param ownsClient whether {@link #close()} closes the client
+   */
+  public MongoNode(MongoClient client, boolean ownsClient, MongoNodeSettings settings) {
+    this.client = Objects.requireNonNull(client, "client");
+    this.ownsClient = ownsClient;
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.name = settings.name();
+    this.collection =
+        client
+            .getDatabase(settings.database())
+            .getCollection(settings.collection())
+            .withWriteConcern(settings.writeConcern())
+            .withReadPreference(ReadPreference.primary());
+    int id = NODE_IDS.incrementAndGet();
+    AtomicInteger threadIds = new AtomicInteger();
+    ThreadFactory threads =
+        r -> {
+          Thread t = new Thread(r, "redlock-mongo-" + id + "-" + threadIds.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        };
+    this.workers =
+        new ThreadPoolExecutor(
+            settings.threads(),
+            settings.threads(),
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(QUEUE_CAPACITY),
+            threads);
+    workers.allowCoreThreadTimeOut(true);
+    if (settings.gcAfter() != null) {
+      scheduleGcIndex();
+    }
+  }
+
+  /** The node's name: its connection string, redacted. */
+  public String name() {
+    return name;
+  }
+
+  /** The settings in force. */
+  public MongoNodeSettings settings() {
+    return settings;
+  }
+
+  /** Millisecond precision: MongoDB dates count milliseconds. */
+  public NodeCapabilities capabilities() {
+    return NodeCapabilities.millisecondPrecision();
+  }
+
+  /** Conditional insert with expiry on the server's clock. */
+  public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    long ttlMs = ttlMillis(ttl);
+    return submit("tryAcquire", () -> acquire(key, token, ttlMs));
+  }
+
+  /** Compare-and-delete. */
+  public Reply<Boolean> release(String key, String token) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    return submit(
+        "release",
+        () ->
+            collection
+                    .deleteOne(and(eq("_id", key), eq(TOKEN, token), LIVE), DELETE)
+                    .getDeletedCount()
+                == 1);
+  }
+
+  /** Compare-and-extend: the new expiry is the server's now plus {@code ttl}. */
+  public Reply<Boolean> extend(String key, String token, Duration ttl) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    long ttlMs = ttlMillis(ttl);
+    return submit(
+        "extend",
+        () ->
+            collection
+                    .updateOne(
+                        and(eq("_id", key), eq(TOKEN, token), LIVE),
+                        Updates.combine(Updates.set(TTL_MS, ttlMs), Updates.currentDate(AT)),
+                        UPDATE)
+                    .getMatchedCount()
+                == 1);
+  }
+
+  private AcquireResult acquire(String key, String token, long ttlMs) {
+    UpdateResult result;
+    try {
+      result =
+          collection.updateOne(
+              and(eq("_id", key), EXPIRED),
+              Updates.combine(
+                  Updates.set(TOKEN, token), Updates.set(TTL_MS, ttlMs), Updates.currentDate(AT)),
+              UPSERT);
+    } catch (RuntimeException e) {
+      if (MongoErrors.isDuplicateKey(e)) {
+        return AcquireResult.HELD; // a live document has this _id
+      }
+      throw e;
+    }
+    if (result.getUpsertedId() != null || result.getMatchedCount() == 1) {
+      return AcquireResult.ACQUIRED;
+    }
+    throw new RedlockNonTransientException(
+        name,
+        "tryAcquire got an impossible answer from the server (an upsert that neither matched nor"
+            + " inserted: "
+            + result
+            + "); is this a MongoDB-compatible server that supports upsert with $expr?",
+        null);
+  }
+
+  private <T> Reply<T> submit(String operation, Supplier<T> call) {
+    if (!gcIndexDone && settings.gcAfter() != null) {
+      scheduleGcIndex(); // a previous attempt failed; try again in the background
+    }
+    return QueuedReply.submit(
+        () -> {
+          try {
+            return call.get();
+          } catch (RuntimeException e) {
+            throw MongoErrors.translate(e, name, operation, settings);
+          }
+        },
+        workers,
+        name);
+  }
+
+  /**
+   * The TTL in whole milliseconds, rounded up: a key must never expire before the client thinks.
+   */
+  private long ttlMillis(Duration ttl) {
+    LockNodeArguments.requireTtl(ttl, capabilities());
+    if (settings.gcAfter() != null && ttl.compareTo(settings.gcAfter()) > 0) {
+      throw new IllegalArgumentException(
+          "ttl "
+              + ttl
+              + " is longer than this node's gcAfter of "
+              + settings.gcAfter()
+              + ": the TTL index would delete the lock before it expires; raise redlock.gcAfter"
+              + " or use a shorter TTL");
+    }
+    try {
+      long millis = ttl.toMillis();
+      return ttl.minusMillis(millis).isZero() ? millis : Math.addExact(millis, 1);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(
+          "ttl " + ttl + " is too long to count in milliseconds; use a shorter TTL", e);
+    }
+  }
+
+  /** Creates the TTL index in the background, once at a time, until it succeeds. */
+  private void scheduleGcIndex() {
+    if (gcIndexDone || !gcIndexPending.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      workers.execute(this::createGcIndex);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      gcIndexPending.set(false); // closed or busy: the next call tries again
+    }
+  }
+
+  private void createGcIndex() {
+    try {
+      collection.createIndex(
+          Indexes.ascending(AT),
+          new IndexOptions()
+              .name(GC_INDEX)
+              .expireAfter(settings.gcAfter().toSeconds(), TimeUnit.SECONDS));
+      gcIndexDone = true;
+    } catch (RuntimeException e) {
+      RedlockException failure = MongoErrors.translate(e, name, "creating the TTL index", settings);
+      if (failure instanceof RedlockTransientException) {
+        LOG.debug("{}; will try again with the next call", failure.getMessage());
+      } else {
+        // e.g. an index of that name with other options, or no createIndex privilege: locking
+        // works without it, so say so once and stop trying.
+        gcIndexDone = true;
+        LOG.warn(
+            "{}. Locks still work (expiry never depends on this index) but abandoned lock"
+                + " documents are not removed; create a TTL index on '{}' yourself or drop index"
+                + " '{}'",
+            failure.getMessage(),
+            AT,
+            GC_INDEX);
+      }
+    } finally {
+      gcIndexPending.set(false);
+    }
+  }
+
+  /** True once the TTL index exists (or creating it failed for good). For tests. */
+  public boolean gcIndexSettled() {
+    return gcIndexDone;
+  }
+
+  private void requireOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed; create a new lock node");
+    }
+  }
+
+  /**
+   * Stops the workers (letting running calls finish for up to a second) and closes the client if
+   * this node created it. Idempotent.
+   */
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    workers.shutdown();
+    try {
+      workers.awaitTermination(1, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (ownsClient) {
+      client.close();
+    }
+    workers.shutdownNow();
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * Implementation of the MongoDB backend: connection-string parsing, the single-document lock
+ * operations, the worker pool and the translation of driver errors. Not an API: use {@link
+ * io.redlock.mongo.MongoLockNode}.
+ */
+package io.redlock.mongo.internal;
