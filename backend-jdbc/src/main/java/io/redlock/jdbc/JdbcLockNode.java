@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.jdbc.internal.Dialect;
+import io.redlock.jdbc.internal.EvictBrokenConnections;
 import io.redlock.jdbc.internal.JdbcOptions;
 import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.LockTable;
@@ -12,6 +13,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.sql.DriverManager;
@@ -30,7 +32,9 @@ import javax.sql.DataSource;
 
 /**
  * A lock node on a SQL database: PostgreSQL, MariaDB/MySQL, SQLite or H2. Every operation is one
- * atomic statement at the default isolation level, on a connection borrowed for that statement
+ * atomic statement at the default isolation level (except two cases that take a second atomic
+ * statement: release of a key with a fencing counter on MariaDB/MySQL and SQLite, and a {@code
+ * raiseFence} that changes nothing on MariaDB/MySQL), on a connection borrowed for that operation
  * only, and every expiry is computed by the database server's clock from a relative TTL.
  *
  * <p>Create one from a JDBC URL (a HikariCP pool is built inside) or from your own {@link
@@ -48,11 +52,31 @@ import javax.sql.DataSource;
  * {@code redlock.poolSize}, {@code redlock.connectionTimeout}, {@code redlock.queryTimeout}. The
  * same URLs work with {@link io.redlock.spi.LockNodeProvider} lookup.
  *
+ * <p><b>Fencing.</b> Every key has a counter in the table's {@code fence} column that outlives the
+ * lock: {@link #tryAcquireFenced} sets it to {@code max(counter + 1, server time in microseconds)}
+ * in the same statement that takes the key, and release keeps the row of a key with a counter
+ * (expired, its token cleared) instead of deleting it. Keys never acquired with fencing are deleted
+ * on release as before. On a durable database the counter is never lost; where it can be (an
+ * in-memory H2 database, a crash of a non-durable server, a table dropped and recreated) the time
+ * floor still makes the next counter larger than any before, as long as the server's clock does not
+ * go back. A table created by an earlier version lacks the column: the node adds it when allowed to
+ * create tables, otherwise fencing calls fail with the {@code ALTER TABLE} to run while plain locks
+ * keep working.
+ *
+ * <p><b>Status.</b> {@link #status} reports the database's incarnation, uptime and durability:
+ * PostgreSQL's postmaster start time and whether fsync, {@code synchronous_commit} and the table's
+ * logging make commits durable; MariaDB/MySQL's start time and whether the table is InnoDB with
+ * {@code innodb_flush_log_at_trx_commit=1}; for SQLite and H2 an identity kept in a small {@code
+ * <table>_incarnation} table (in H2 a {@code NOT PERSISTENT} one, so that it changes whenever the
+ * database is opened anew).
+ *
  * <p>Blocking JDBC calls run on a small per-node thread pool so that the engine can ask many nodes
  * at once. The JDBC driver itself is not bundled: add the one for your database.
  */
 public final class JdbcLockNode implements LockNode {
   private static final AtomicInteger POOLS = new AtomicInteger();
+  private static final NodeCapabilities CAPABILITIES =
+      NodeCapabilities.millisecondPrecision().withFencing().withStatus();
 
   private final String name;
   private final LockTable table;
@@ -105,10 +129,13 @@ public final class JdbcLockNode implements LockNode {
     return name;
   }
 
-  /** Millisecond precision on every database (SQLite's clock has no finer resolution). */
+  /**
+   * Millisecond precision on every database (SQLite's clock has no finer resolution), fencing
+   * counters and status reports.
+   */
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision();
+    return CAPABILITIES;
   }
 
   @Override
@@ -131,6 +158,29 @@ public final class JdbcLockNode implements LockNode {
     return submit(() -> table.extend(kt[0], kt[1], checked));
   }
 
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    byte[][] kt = check(key, token);
+    Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
+    return submit(() -> table.acquireFenced(key, kt[0], kt[1], checked));
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    byte[][] kt = check(key, token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing counter, got " + atLeast);
+    }
+    return submit(() -> table.raiseFence(kt[0], kt[1], atLeast));
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    requireOpen();
+    return submit(table::status);
+  }
+
   /**
    * The DDL of this node's table in its database's dialect (all dialects before the first
    * successful connection), for people who create the table themselves.
@@ -143,10 +193,14 @@ public final class JdbcLockNode implements LockNode {
     return Reply.supplyAsync(operation, executor, name);
   }
 
-  private byte[][] check(String key, String token) {
+  private void requireOpen() {
     if (closed.get()) {
       throw new IllegalStateException(name + " is closed");
     }
+  }
+
+  private byte[][] check(String key, String token) {
+    requireOpen();
     LockNodeArguments.requireKey(key);
     LockNodeArguments.requireToken(token);
     return new byte[][] {
@@ -328,6 +382,7 @@ public final class JdbcLockNode implements LockNode {
       config.setValidationTimeout(Math.max(250, connectionTimeout.toMillis() / 2));
       config.setInitializationFailTimeout(-1); // start without a connection: the node may be down
       config.setAutoCommit(true);
+      config.setExceptionOverride(new EvictBrokenConnections());
       long socketSeconds = (queryTimeout.toMillis() + 999) / 1000 + 5;
       long connectSeconds = Math.max(1, (connectionTimeout.toMillis() + 999) / 1000);
       switch (subprotocol) {

@@ -20,6 +20,16 @@ class H2CompatibilityTest extends LockNodeCompatibilityKit {
     return Optional.of(TestDatabases.inspector(URL, "redlock_locks"));
   }
 
+  /**
+   * An in-memory database's "crash": {@code SHUTDOWN} drops it with everything in it, and the next
+   * connection to the URL opens a new, empty one, as a restarted H2 process would.
+   */
+  @Override
+  protected boolean restartStore() {
+    TestDatabases.execute(URL, "SHUTDOWN");
+    return true;
+  }
+
   @Override
   protected Optional<LockNode> createUnreachableNode() {
     // H2's TCP client against a port where no H2 server listens

@@ -44,4 +44,16 @@ class MariaDbCompatibilityTest extends LockNodeCompatibilityKit {
   protected Optional<String> configuredSecret() {
     return Optional.of(MariaDbServer.PASSWORD);
   }
+
+  /** Kills the shared local server (SIGKILL) and starts it again on the same data. */
+  @Override
+  protected boolean restartStore() {
+    MariaDbServer server = TestDatabases.mariadb();
+    if (!server.isLocal()) {
+      return false; // a server given by REDLOCK_TEST_MARIADB is not ours to kill
+    }
+    server.kill();
+    server.restart();
+    return true;
+  }
 }

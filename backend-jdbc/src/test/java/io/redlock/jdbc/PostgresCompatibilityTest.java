@@ -44,4 +44,16 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   protected Optional<String> configuredSecret() {
     return Optional.of(PostgresServer.PASSWORD);
   }
+
+  /** Crashes the shared local server the way {@code pg_ctl -m immediate stop} does, restarts it. */
+  @Override
+  protected boolean restartStore() {
+    PostgresServer server = TestDatabases.postgres();
+    if (!server.isLocal()) {
+      return false; // a server given by REDLOCK_TEST_POSTGRES is not ours to crash
+    }
+    server.crash();
+    server.restart();
+    return true;
+  }
 }

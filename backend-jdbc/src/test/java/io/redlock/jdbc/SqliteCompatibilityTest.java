@@ -6,6 +6,11 @@ import io.redlock.tck.LockNodeCompatibilityKit;
 import java.util.Optional;
 import org.junit.jupiter.api.DisplayName;
 
+/**
+ * The kit on a SQLite file. {@code restartStore()} keeps its default (the rules that need it skip):
+ * SQLite has no server process to crash, and the store it is, the file in the machine's page cache,
+ * restarts only with the machine.
+ */
 @DisplayName("TCK on SQLite (a file under target/)")
 class SqliteCompatibilityTest extends LockNodeCompatibilityKit {
   private static final String URL = TestDatabases.sqliteUrl("tck");

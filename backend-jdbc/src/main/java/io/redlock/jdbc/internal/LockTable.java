@@ -3,6 +3,7 @@ package io.redlock.jdbc.internal;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.NodeStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,8 +15,12 @@ import javax.sql.DataSource;
 
 /**
  * The lock table of one node: checks (or creates) the table on first use, then runs each operation
- * as one statement on a connection borrowed for that statement only. Blocking; the node calls it
- * from its worker threads.
+ * on a connection borrowed for that operation only, as one statement where the dialect allows it.
+ * Blocking; the node calls it from its worker threads.
+ *
+ * <p>A table created by an earlier version has no {@code fence} column. Plain locks keep working on
+ * it; the node adds the column when it may create tables, and otherwise fencing calls fail with the
+ * {@code ALTER TABLE} to run.
  */
 public final class LockTable {
   /** A live key as the server sees it. */
@@ -34,6 +39,7 @@ public final class LockTable {
   private final int queryTimeoutSeconds;
   private final Dialect expected;
   private volatile Dialect dialect;
+  private volatile boolean fenceColumn;
 
   /**
    * @param dataSource where connections come from
@@ -86,23 +92,146 @@ public final class LockTable {
         });
   }
 
-  /** Compare-and-delete: true if the key held this token and had not expired. */
+  /**
+   * Conditional insert with expiry that also raises the key's fencing counter, atomically with it
+   * (one statement on every dialect), and returns the new counter.
+   */
+  public AcquireResult acquireFenced(String key, byte[] keyBytes, byte[] token, Duration ttl) {
+    byte[] hash = KeyCodec.hash(keyBytes);
+    return run(
+        "tryAcquireFenced",
+        (c, d) -> {
+          requireFenceColumn(c, d);
+          boolean returnsFence = d.fencedAcquireReturnsFence();
+          try (PreparedStatement ps =
+              returnsFence
+                  ? prepare(c, d.acquireFenced(table))
+                  : prepareWithKeys(c, d.acquireFenced(table))) {
+            ps.setBytes(1, hash);
+            ps.setString(2, KeyCodec.display(key));
+            ps.setBytes(3, token);
+            ps.setLong(4, d.ttlUnits(ttl));
+            if (returnsFence) {
+              try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? AcquireResult.acquired(rs.getLong(1)) : AcquireResult.HELD;
+              }
+            }
+            int count = ps.executeUpdate();
+            boolean acquired =
+                d.acquireStyle() == Dialect.AcquireStyle.AFFECTED_ROWS
+                    ? count == 1 || count == 2
+                    : count == 1;
+            return acquired ? AcquireResult.acquired(generatedFence(c, ps)) : AcquireResult.HELD;
+          } catch (SQLException e) {
+            if (d.uniqueViolationMeansHeld()
+                && SqlErrors.classify(e) == SqlErrors.Kind.UNIQUE_VIOLATION) {
+              return AcquireResult.HELD; // lost a race to insert the absent key
+            }
+            throw e;
+          }
+        });
+  }
+
+  /**
+   * The counter of a MySQL-protocol fenced acquisition: the statement's {@code LAST_INSERT_ID},
+   * which drivers return as its generated key; else asked for on the same connection, where it
+   * stays until the next statement.
+   */
+  private static long generatedFence(Connection c, PreparedStatement ps) throws SQLException {
+    try (ResultSet keys = ps.getGeneratedKeys()) {
+      if (keys.next()) {
+        return keys.getLong(1);
+      }
+    }
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT LAST_INSERT_ID()")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /**
+   * Compare-and-delete: true if the key held this token and had not expired. A row with a fencing
+   * counter is kept, expired and without a token, so that the counter outlives the lock; a row
+   * without one is deleted.
+   *
+   * <p>Where the dialect needs two statements (the first deletes the caller's row if its counter is
+   * 0, the second expires the caller's live row if its counter is not 0), each is atomic and
+   * re-reads the row it changes, and the pair is still correct: a counter never returns to 0 (only
+   * rows at 0 are deleted) and a token is never reused, so if the first finds nothing because the
+   * counter is set, the second finds the same row with the same token, unless it expired in
+   * between, when false is the right answer anyway.
+   */
   public boolean release(byte[] keyBytes, byte[] token) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "release",
         (c, d) -> {
-          try (PreparedStatement ps = prepare(c, d.release(table))) {
+          boolean fence = fenceColumn;
+          try (PreparedStatement ps = prepare(c, d.release(table, fence))) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
-            if (!d.releaseReturnsLiveness()) {
-              return ps.executeUpdate() == 1;
+            if (!d.releaseReturnsLiveness(fence)) {
+              if (ps.executeUpdate() == 1) {
+                return true;
+              }
+            } else {
+              try (ResultSet rs = ps.executeQuery()) {
+                if (rs.next()) {
+                  return rs.getBoolean(1);
+                }
+              }
             }
+          }
+          if (!fence || d.releaseKept(table).isEmpty()) {
+            return false;
+          }
+          try (PreparedStatement ps = prepare(c, d.releaseKept(table).get())) {
+            ps.setBytes(1, hash);
+            ps.setBytes(2, token);
+            return ps.executeUpdate() == 1;
+          }
+        });
+  }
+
+  /**
+   * If the key is live and holds the token, raises its fencing counter to at least {@code atLeast}:
+   * true if it did (or the counter was already that high).
+   */
+  public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast) {
+    byte[] hash = KeyCodec.hash(keyBytes);
+    return run(
+        "raiseFence",
+        (c, d) -> {
+          requireFenceColumn(c, d);
+          try (PreparedStatement ps = prepare(c, d.raiseFence(table))) {
+            ps.setLong(1, atLeast);
+            ps.setBytes(2, hash);
+            ps.setBytes(3, token);
+            if (ps.executeUpdate() == 1) {
+              return true;
+            }
+          }
+          if (d.raiseFenceRecheck(table).isEmpty()) {
+            return false;
+          }
+          try (PreparedStatement ps = prepare(c, d.raiseFenceRecheck(table).get())) {
+            ps.setBytes(1, hash);
+            ps.setBytes(2, token);
+            ps.setLong(3, atLeast);
             try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() && rs.getBoolean(1);
+              return rs.next();
             }
           }
         });
+  }
+
+  /** The database's incarnation, uptime and durability. */
+  public NodeStatus status() {
+    return run(
+        "status",
+        (c, d) ->
+            d.status(c, new Dialect.StatusContext(node, table, queryTimeoutSeconds, createTable)));
   }
 
   /** Compare-and-extend: true if the key held this token, had not expired, and was moved. */
@@ -168,13 +297,72 @@ public final class LockTable {
     return ps;
   }
 
+  private PreparedStatement prepareWithKeys(Connection c, String sql) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
+    ps.setQueryTimeout(queryTimeoutSeconds);
+    return ps;
+  }
+
+  /**
+   * Fails a fencing call on a table without the counter column, unless someone added it since the
+   * table was checked (then it is noticed here) or the node may add it itself.
+   */
+  private void requireFenceColumn(Connection c, Dialect d) throws SQLException {
+    if (fenceColumn) {
+      return;
+    }
+    synchronized (this) {
+      if (!fenceColumn) {
+        fenceColumn = ensureFenceColumn(c, d);
+      }
+    }
+    if (!fenceColumn) {
+      throw new RedlockNonTransientException(node, SqlErrors.missingFenceMessage(table, d), null);
+    }
+  }
+
+  /** True if the table has the counter column, after adding it if the node may. */
+  private boolean ensureFenceColumn(Connection c, Dialect d) throws SQLException {
+    if (columnUsable(c, d.probeFence(table))) {
+      return true;
+    }
+    if (!createTable) {
+      return false;
+    }
+    try (Statement s = c.createStatement()) {
+      s.setQueryTimeout(queryTimeoutSeconds);
+      s.execute(d.addFenceColumn(table));
+    } catch (SQLException e) {
+      // another client may have added it at the same moment: fine if it is there now
+      if (!columnUsable(c, d.probeFence(table))) {
+        throw e;
+      }
+    }
+    return columnUsable(c, d.probeFence(table));
+  }
+
+  /** False if the query fails because a column is missing. */
+  private boolean columnUsable(Connection c, String probe) throws SQLException {
+    try (Statement s = c.createStatement()) {
+      s.setQueryTimeout(queryTimeoutSeconds);
+      s.executeQuery(probe).close();
+      return true;
+    } catch (SQLException e) {
+      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_COLUMN) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
   private <T> T run(String operation, Work<T> work) {
     Dialect d = ready();
     try {
       return withConnection(c -> work.run(c, d));
     } catch (SQLException e) {
-      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_TABLE) {
-        dialect = null; // dropped behind our back: check (and maybe create) again next time
+      SqlErrors.Kind kind = SqlErrors.classify(e);
+      if (kind == SqlErrors.Kind.MISSING_TABLE || kind == SqlErrors.Kind.MISSING_COLUMN) {
+        dialect = null; // changed behind our back: check (and maybe create) again next time
       }
       throw translate(operation, e);
     }
@@ -257,6 +445,7 @@ public final class LockTable {
             node, SqlErrors.missingTableMessage(table, d.ddlText(table)), null);
       }
     }
+    fenceColumn = ensureFenceColumn(c, d);
     if (d instanceof MariaDbDialect mariaDb) {
       requireAffectedRows(c, mariaDb);
     }

@@ -1,6 +1,16 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.spi.NodeStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * MariaDB and MySQL: {@code UTC_TIMESTAMP(6)} is the server's time with microseconds, independent
@@ -9,10 +19,17 @@ import java.util.List;
  * old values unless the row expired; with {@code useAffectedRows=true} it reports 1 (inserted), 2
  * (expired row replaced) or 0 (held). The expiry is assigned last, because MySQL evaluates the
  * assignments left to right and later ones see earlier results.
+ *
+ * <p>A fenced acquisition returns its counter through {@code LAST_INSERT_ID(expr)}, which the
+ * server reports in the statement's OK packet (the driver's generated key): no second statement.
  */
 final class MariaDbDialect extends Dialect {
   private static final String NOW = "UTC_TIMESTAMP(6)";
   private static final String EXPIRED = "expires_at <= " + NOW;
+  private static final String LIVE = "expires_at > " + NOW;
+  private static final String MICROS =
+      "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " + NOW + ")";
+  private static final String RELEASED = "'1970-01-01 00:00:00'";
   private final boolean mysql;
 
   MariaDbDialect(boolean mysql) {
@@ -33,7 +50,8 @@ final class MariaDbDialect extends Dialect {
             + "  key_hash   BINARY(32)  NOT NULL PRIMARY KEY,\n"
             + "  lock_key   TEXT CHARACTER SET utf8mb4 NOT NULL,\n"
             + "  token      BLOB        NOT NULL,\n"
-            + "  expires_at DATETIME(6) NOT NULL\n"
+            + "  expires_at DATETIME(6) NOT NULL,\n"
+            + "  fence      BIGINT      NOT NULL DEFAULT 0\n"
             + ") ENGINE=InnoDB");
   }
 
@@ -60,21 +78,75 @@ final class MariaDbDialect extends Dialect {
     return AcquireStyle.AFFECTED_ROWS;
   }
 
+  /**
+   * One statement: the counter is assigned before the expiry (assignments run left to right and the
+   * test for expiry reads {@code expires_at}), only when the row is taken over, and passes through
+   * {@code LAST_INSERT_ID(expr)} so that the OK packet carries it. A held key leaves the insert's
+   * own {@code LAST_INSERT_ID} behind, which is never read.
+   */
   @Override
-  public String release(TableName table) {
-    if (mysql) {
-      // MySQL has no DELETE ... RETURNING: delete only a live row (an expired one stays until
-      // the key is next acquired, which overwrites it)
-      return "DELETE FROM " + table + " WHERE key_hash = ? AND token = ? AND expires_at > " + NOW;
-    }
-    return "DELETE FROM "
+  public String acquireFenced(TableName table) {
+    return "INSERT INTO "
         + table
-        + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
-        + NOW;
+        + " (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+        + NOW
+        + " + INTERVAL ? MICROSECOND, LAST_INSERT_ID("
+        + MICROS
+        + ")) ON DUPLICATE KEY UPDATE"
+        + " lock_key = IF("
+        + EXPIRED
+        + ", VALUES(lock_key), lock_key),"
+        + " token = IF("
+        + EXPIRED
+        + ", VALUES(token), token),"
+        + " fence = IF("
+        + EXPIRED
+        + ", LAST_INSERT_ID(GREATEST(fence + 1, VALUES(fence))), fence),"
+        + " expires_at = IF("
+        + EXPIRED
+        + ", VALUES(expires_at), expires_at)";
   }
 
   @Override
-  public boolean releaseReturnsLiveness() {
+  public boolean fencedAcquireReturnsFence() {
+    return false;
+  }
+
+  /**
+   * With the counter column, releasing takes two statements: this one deletes a row without a
+   * counter, {@link #releaseKept} expires one with a counter. Each is atomic and re-reads the row
+   * it locks; a counter never returns to 0 and a token is never reused, so the pair answers true
+   * only if one of them found the caller's live key (see {@link LockTable#release}).
+   */
+  @Override
+  public String release(TableName table, boolean fenceColumn) {
+    String kept = fenceColumn ? " AND fence = 0" : "";
+    if (mysql) {
+      // MySQL has no DELETE ... RETURNING: delete only a live row (an expired one stays until
+      // the key is next acquired, which overwrites it)
+      return "DELETE FROM " + table + " WHERE key_hash = ? AND token = ?" + kept + " AND " + LIVE;
+    }
+    return "DELETE FROM "
+        + table
+        + " WHERE key_hash = ? AND token = ?"
+        + kept
+        + " RETURNING "
+        + LIVE;
+  }
+
+  @Override
+  public Optional<String> releaseKept(TableName table) {
+    return Optional.of(
+        "UPDATE "
+            + table
+            + " SET token = '', expires_at = "
+            + RELEASED
+            + " WHERE key_hash = ? AND token = ? AND fence <> 0 AND "
+            + LIVE);
+  }
+
+  @Override
+  public boolean releaseReturnsLiveness(boolean fenceColumn) {
     return !mysql;
   }
 
@@ -88,6 +160,32 @@ final class MariaDbDialect extends Dialect {
         + NOW;
   }
 
+  /**
+   * Affected rows count only changed rows: an unchanged counter needs {@link #raiseFenceRecheck}.
+   */
+  @Override
+  public String raiseFence(TableName table) {
+    return "UPDATE "
+        + table
+        + " SET fence = GREATEST(fence, ?) WHERE key_hash = ? AND token = ? AND "
+        + LIVE;
+  }
+
+  /**
+   * Run when {@link #raiseFence} changed nothing: the key may hold the token with a counter that is
+   * already high enough. A key cannot come back to life with a token it lost, and a counter never
+   * goes down, so a row found here was also live with this token when the update ran.
+   */
+  @Override
+  public Optional<String> raiseFenceRecheck(TableName table) {
+    return Optional.of(
+        "SELECT 1 FROM "
+            + table
+            + " WHERE key_hash = ? AND token = ? AND "
+            + LIVE
+            + " AND fence >= ?");
+  }
+
   @Override
   public String inspect(TableName table) {
     return "SELECT token, TIMESTAMPDIFF(MICROSECOND, "
@@ -96,6 +194,63 @@ final class MariaDbDialect extends Dialect {
         + table
         + " WHERE key_hash = ? AND expires_at > "
         + NOW;
+  }
+
+  /**
+   * Incarnation: the server's start time in whole seconds, {@code UNIX_TIMESTAMP() - Uptime} in one
+   * statement (both count from the statement's start second, so the difference is exact). Durable:
+   * the table is InnoDB and {@code innodb_flush_log_at_trx_commit} is 1 (or MariaDB's 3), which
+   * writes and syncs the redo log at every commit.
+   */
+  @Override
+  public NodeStatus status(Connection c, StatusContext context) throws SQLException {
+    TableName table = context.table();
+    String statusTable =
+        mysql ? "performance_schema.global_status" : "information_schema.GLOBAL_STATUS";
+    String sql =
+        "SELECT UNIX_TIMESTAMP() - CAST(s.VARIABLE_VALUE AS SIGNED), CAST(s.VARIABLE_VALUE AS"
+            + " SIGNED), VERSION(), @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog,"
+            + " (SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = COALESCE(?,"
+            + " DATABASE()) AND TABLE_NAME = ?) FROM "
+            + statusTable
+            + " s WHERE UPPER(s.VARIABLE_NAME) = 'UPTIME'";
+    String value = table.value();
+    int dot = value.indexOf('.');
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setQueryTimeout(context.timeoutSeconds());
+      ps.setString(1, dot < 0 ? null : value.substring(0, dot));
+      ps.setString(2, dot < 0 ? value : value.substring(dot + 1));
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException(
+              "the server reports no Uptime in " + statusTable + " (performance_schema off?)");
+        }
+        long started = rs.getLong(1);
+        long uptimeSeconds = Math.max(0, rs.getLong(2));
+        String flush = rs.getString(4);
+        String engine = rs.getString(7);
+        List<String> problems = new ArrayList<>();
+        if (!"InnoDB".equalsIgnoreCase(engine)) {
+          problems.add("table " + table + " uses engine " + (engine == null ? "unknown" : engine));
+        }
+        if (!"1".equals(flush) && !"3".equals(flush)) {
+          problems.add("innodb_flush_log_at_trx_commit=" + flush);
+        }
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put("version", rs.getString(3));
+        details.put("started", java.time.Instant.ofEpochSecond(started).toString());
+        details.put("engine", engine == null ? "unknown" : engine);
+        details.put("innodb_flush_log_at_trx_commit", flush);
+        details.put("log_bin", rs.getString(5));
+        details.put("sync_binlog", rs.getString(6));
+        details.put("durability", StatusText.durability(problems));
+        return new NodeStatus(
+            name().toLowerCase(java.util.Locale.ROOT) + "-started-" + started,
+            Duration.ofSeconds(uptimeSeconds),
+            problems.isEmpty(),
+            details);
+      }
+    }
   }
 
   /** A statement that inserts-or-keeps an expired probe row; counts tell the row-count mode. */

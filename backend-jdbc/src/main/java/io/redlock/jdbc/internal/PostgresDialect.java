@@ -1,13 +1,27 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.spi.NodeStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * PostgreSQL: {@code clock_timestamp()} is the server's real time at each call (not the
  * transaction's start, as {@code now()} is), with microsecond precision.
  */
 final class PostgresDialect extends Dialect {
-  private static final String EXPIRY = "clock_timestamp() + ? * INTERVAL '1 microsecond'";
+  private static final String NOW = "clock_timestamp()";
+  private static final String EXPIRY = NOW + " + ? * INTERVAL '1 microsecond'";
+  private static final String MICROS = "CAST(EXTRACT(EPOCH FROM " + NOW + ") * 1000000 AS BIGINT)";
+  private static final String RELEASED = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
 
   @Override
   public String name() {
@@ -23,7 +37,8 @@ final class PostgresDialect extends Dialect {
             + "  key_hash   BYTEA       NOT NULL PRIMARY KEY,\n"
             + "  lock_key   TEXT        NOT NULL,\n"
             + "  token      BYTEA       NOT NULL,\n"
-            + "  expires_at TIMESTAMPTZ NOT NULL\n"
+            + "  expires_at TIMESTAMPTZ NOT NULL,\n"
+            + "  fence      BIGINT      NOT NULL DEFAULT 0\n"
             + ")");
   }
 
@@ -35,14 +50,58 @@ final class PostgresDialect extends Dialect {
         + EXPIRY
         + ") ON CONFLICT (key_hash) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
         + " token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
-        + " WHERE l.expires_at <= clock_timestamp()";
+        + " WHERE l.expires_at <= "
+        + NOW;
   }
 
+  /** One statement: the insert-or-take-over and the counter's increment are one row change. */
   @Override
-  public String release(TableName table) {
-    return "DELETE FROM "
+  public String acquireFenced(TableName table) {
+    return "INSERT INTO "
         + table
-        + " WHERE key_hash = ? AND token = ? RETURNING expires_at > clock_timestamp()";
+        + " AS l (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+        + EXPIRY
+        + ", "
+        + MICROS
+        + ") ON CONFLICT (key_hash) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
+        + " token = EXCLUDED.token, expires_at = EXCLUDED.expires_at,"
+        + " fence = GREATEST(l.fence + 1, EXCLUDED.fence)"
+        + " WHERE l.expires_at <= "
+        + NOW
+        + " RETURNING l.fence";
+  }
+
+  /**
+   * One statement: a row without a counter is deleted, a row with one is expired and its token
+   * cleared; the two predicates ({@code fence = 0}, {@code fence <> 0}) are disjoint, so at most
+   * one part touches the row. The one race this leaves: the same holder raising the counter of a
+   * key it acquired without fencing while releasing it can make release find nothing and answer
+   * false; the key then stays held until its TTL runs out (never freed early, so still safe).
+   */
+  @Override
+  public String release(TableName table, boolean fenceColumn) {
+    if (!fenceColumn) {
+      return "DELETE FROM "
+          + table
+          + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
+          + NOW;
+    }
+    return "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
+        + " d AS (DELETE FROM "
+        + table
+        + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
+        + " RETURNING l.expires_at > "
+        + NOW
+        + " AS live),"
+        + " u AS (UPDATE "
+        + table
+        + " l SET token = CAST('' AS BYTEA), expires_at = "
+        + RELEASED
+        + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
+        + " AND l.expires_at > "
+        + NOW
+        + " RETURNING TRUE AS live)"
+        + " SELECT live FROM d UNION ALL SELECT live FROM u";
   }
 
   @Override
@@ -51,14 +110,91 @@ final class PostgresDialect extends Dialect {
         + table
         + " SET expires_at = "
         + EXPIRY
-        + " WHERE key_hash = ? AND token = ? AND expires_at > clock_timestamp()";
+        + " WHERE key_hash = ? AND token = ? AND expires_at > "
+        + NOW;
+  }
+
+  @Override
+  public String raiseFence(TableName table) {
+    return "UPDATE "
+        + table
+        + " SET fence = GREATEST(fence, ?) WHERE key_hash = ? AND token = ? AND expires_at > "
+        + NOW;
   }
 
   @Override
   public String inspect(TableName table) {
-    return "SELECT token, CAST(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000000"
-        + " AS BIGINT) FROM "
+    return "SELECT token, CAST(EXTRACT(EPOCH FROM (expires_at - "
+        + NOW
+        + ")) * 1000000 AS BIGINT) FROM "
         + table
-        + " WHERE key_hash = ? AND expires_at > clock_timestamp()";
+        + " WHERE key_hash = ? AND expires_at > "
+        + NOW;
+  }
+
+  /**
+   * Incarnation: the postmaster's start time, which a restart (clean, crash or kill) changes.
+   * Durable: fsync on, {@code synchronous_commit} not off (else the last commits can be lost in a
+   * crash), and the table logged (an unlogged table is emptied after a crash, a temporary one
+   * belongs to one session).
+   */
+  @Override
+  public NodeStatus status(Connection c, StatusContext context) throws SQLException {
+    TableName table = context.table();
+    String sql =
+        "SELECT pg_postmaster_start_time(),"
+            + " CAST(EXTRACT(EPOCH FROM ("
+            + NOW
+            + " - pg_postmaster_start_time())) * 1000000 AS BIGINT),"
+            + " current_setting('fsync'), current_setting('synchronous_commit'),"
+            + " current_setting('full_page_writes'), current_setting('server_version'),"
+            + " (SELECT relpersistence FROM pg_class WHERE oid = to_regclass(?))";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setQueryTimeout(context.timeoutSeconds());
+      ps.setString(1, table.value());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        OffsetDateTime started = rs.getObject(1, OffsetDateTime.class);
+        long upMicros = Math.max(0, rs.getLong(2));
+        String fsync = rs.getString(3);
+        String synchronousCommit = rs.getString(4);
+        String persistence = persistence(rs.getString(7));
+        List<String> problems = new ArrayList<>();
+        if (!"on".equals(fsync)) {
+          problems.add("fsync=" + fsync);
+        }
+        if ("off".equals(synchronousCommit)) {
+          problems.add("synchronous_commit=off");
+        }
+        if (!"logged".equals(persistence)) {
+          problems.add("table " + table + " is " + persistence);
+        }
+        Map<String, String> details = new LinkedHashMap<>();
+        details.put("version", rs.getString(6));
+        details.put("started", started.withOffsetSameInstant(ZoneOffset.UTC).toString());
+        details.put("fsync", fsync);
+        details.put("synchronous_commit", synchronousCommit);
+        details.put("full_page_writes", rs.getString(5));
+        details.put("table", persistence);
+        details.put("durability", StatusText.durability(problems));
+        return new NodeStatus(
+            "postgresql-started-" + started.withOffsetSameInstant(ZoneOffset.UTC),
+            Duration.ofNanos(upMicros * 1_000),
+            problems.isEmpty(),
+            details);
+      }
+    }
+  }
+
+  private static String persistence(String relpersistence) {
+    if (relpersistence == null) {
+      return "not found";
+    }
+    return switch (relpersistence) {
+      case "p" -> "logged";
+      case "u" -> "unlogged";
+      case "t" -> "temporary";
+      default -> "of persistence '" + relpersistence + "'";
+    };
   }
 }

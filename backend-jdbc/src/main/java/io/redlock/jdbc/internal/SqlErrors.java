@@ -109,7 +109,14 @@ public final class SqlErrors {
               || code == 1213
               || message.contains("[sqlite_busy]")
               || message.contains("[sqlite_locked]");
-      case CONNECTION -> state.startsWith("08") || state.startsWith("57P") || state.equals("53300");
+      case CONNECTION ->
+          state.startsWith("08")
+              || state.startsWith("57P")
+              || state.equals("53300")
+              // H2: connection broken, database closed, database closed at shutdown
+              || code == 90067
+              || code == 90098
+              || code == 90121;
       case SQL_ERROR -> state.startsWith("42") || state.startsWith("22") || state.startsWith("0A");
       default -> false;
     };
@@ -184,7 +191,7 @@ public final class SqlErrors {
                   + detail
                   + "): grant the user SELECT, INSERT, UPDATE and DELETE on table "
                   + table
-                  + " (and CREATE if the node is to create it)",
+                  + " (and CREATE and ALTER if the node is to create it or add its fence column)",
               error);
       case TIMEOUT ->
           new RedlockTransientException(
@@ -233,6 +240,19 @@ public final class SqlErrors {
         + ddl
         + "\nor let the node create it (URL option redlock.createTable=true, or"
         + " JdbcLockNode.Builder.createTable(true))";
+  }
+
+  /** The message for a fencing call on a table without the counter column. */
+  public static String missingFenceMessage(TableName table, Dialect dialect) {
+    return "table "
+        + table
+        + " has no "
+        + Dialect.FENCE_COLUMN
+        + " column, which fencing counters need (the table was created by an earlier version);"
+        + " add it with:\n"
+        + dialect.addFenceColumn(table)
+        + ";\nor let the node add it (URL option redlock.createTable=true, or"
+        + " JdbcLockNode.Builder.createTable(true)). Locks without fencing work without it";
   }
 
   /** The driver's message with any secrets removed, and its SQLState. */

@@ -1,17 +1,29 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.spi.NodeStatus;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * SQLite: the "server" is the SQLite library in each process, reading the operating system's clock;
  * all processes sharing the file share that machine's clock. {@code julianday('now')} has
  * millisecond resolution and is fixed for the duration of one statement; expiries are stored as
- * Unix milliseconds.
+ * Unix milliseconds. SQLite runs one writing statement at a time on a file, so each statement is
+ * atomic against every other process using it.
  */
 final class SqliteDialect extends Dialect {
   private static final String NOW =
       "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+  private static final String LIVE = "expires_at > " + NOW;
 
   @Override
   public String name() {
@@ -27,8 +39,10 @@ final class SqliteDialect extends Dialect {
             + "  key_hash   BLOB    NOT NULL PRIMARY KEY,\n"
             + "  lock_key   TEXT    NOT NULL,\n"
             + "  token      BLOB    NOT NULL,\n"
-            + "  expires_at INTEGER NOT NULL\n"
-            + ") WITHOUT ROWID");
+            + "  expires_at INTEGER NOT NULL,\n"
+            + "  fence      INTEGER NOT NULL DEFAULT 0\n"
+            + ") WITHOUT ROWID",
+        incarnation(table).create());
   }
 
   @Override
@@ -42,12 +56,44 @@ final class SqliteDialect extends Dialect {
         + NOW;
   }
 
+  /** One statement; in {@code DO UPDATE} a bare column is the existing row's value. */
   @Override
-  public String release(TableName table) {
+  public String acquireFenced(TableName table) {
+    return "INSERT INTO "
+        + table
+        + " (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+        + NOW
+        + " + ?, "
+        + NOW
+        + " * 1000) ON CONFLICT (key_hash) DO UPDATE SET lock_key = excluded.lock_key,"
+        + " token = excluded.token, expires_at = excluded.expires_at,"
+        + " fence = max(fence + 1, excluded.fence) WHERE expires_at <= "
+        + NOW
+        + " RETURNING fence";
+  }
+
+  /**
+   * With the counter column, releasing takes two statements, each atomic: this one deletes a row
+   * without a counter, {@link #releaseKept} expires one with a counter (see {@link
+   * LockTable#release} for why the pair is correct).
+   */
+  @Override
+  public String release(TableName table, boolean fenceColumn) {
     return "DELETE FROM "
         + table
-        + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
-        + NOW;
+        + " WHERE key_hash = ? AND token = ?"
+        + (fenceColumn ? " AND fence = 0" : "")
+        + " RETURNING "
+        + LIVE;
+  }
+
+  @Override
+  public Optional<String> releaseKept(TableName table) {
+    return Optional.of(
+        "UPDATE "
+            + table
+            + " SET token = X'', expires_at = 0 WHERE key_hash = ? AND token = ? AND fence <> 0 AND "
+            + LIVE);
   }
 
   @Override
@@ -56,8 +102,16 @@ final class SqliteDialect extends Dialect {
         + table
         + " SET expires_at = "
         + NOW
-        + " + ? WHERE key_hash = ? AND token = ? AND expires_at > "
-        + NOW;
+        + " + ? WHERE key_hash = ? AND token = ? AND "
+        + LIVE;
+  }
+
+  @Override
+  public String raiseFence(TableName table) {
+    return "UPDATE "
+        + table
+        + " SET fence = max(fence, ?) WHERE key_hash = ? AND token = ? AND "
+        + LIVE;
   }
 
   @Override
@@ -66,8 +120,13 @@ final class SqliteDialect extends Dialect {
         + NOW
         + ") * 1000 FROM "
         + table
-        + " WHERE key_hash = ? AND expires_at > "
-        + NOW;
+        + " WHERE key_hash = ? AND "
+        + LIVE;
+  }
+
+  @Override
+  public String addFenceColumn(TableName table) {
+    return "ALTER TABLE " + table + " ADD COLUMN " + FENCE_COLUMN + " INTEGER NOT NULL DEFAULT 0";
   }
 
   /** Milliseconds, rounded up. */
@@ -75,5 +134,92 @@ final class SqliteDialect extends Dialect {
   public long ttlUnits(Duration ttl) {
     long millis = ttl.toMillis();
     return ttl.minusMillis(millis).isZero() ? millis : millis + 1;
+  }
+
+  /**
+   * Incarnation: a random identity stored in the file when first asked for, plus (on Linux) the
+   * machine's boot id, since writes that were not synced are lost only when the machine restarts.
+   * Uptime: since the identity was stored or the machine booted, whichever is later. Durable: a
+   * file (not memory) with a journal and {@code synchronous} FULL or EXTRA, which syncs every
+   * commit; NORMAL in WAL mode keeps the file consistent but may lose the last commits in a power
+   * failure, so it does not count as durable (the same rule as PostgreSQL's {@code
+   * synchronous_commit=off}).
+   */
+  @Override
+  public NodeStatus status(Connection c, StatusContext context) throws SQLException {
+    String file = "";
+    String journal;
+    int synchronous;
+    String version;
+    try (Statement s = c.createStatement()) {
+      s.setQueryTimeout(context.timeoutSeconds());
+      try (ResultSet rs = s.executeQuery("PRAGMA database_list")) {
+        while (rs.next()) {
+          if ("main".equals(rs.getString(2))) {
+            file = rs.getString(3) == null ? "" : rs.getString(3);
+          }
+        }
+      }
+      journal = single(s, "PRAGMA journal_mode").toLowerCase(Locale.ROOT);
+      synchronous = Integer.parseInt(single(s, "PRAGMA synchronous"));
+      version = single(s, "SELECT sqlite_version()");
+    }
+    IncarnationTable.Stored stored = incarnation(context.table()).read(c, context);
+    List<String> problems = new ArrayList<>();
+    if (file.isEmpty()) {
+      problems.add("an in-memory or temporary database");
+    }
+    if (journal.equals("off") || journal.equals("memory")) {
+      problems.add("journal_mode=" + journal);
+    }
+    if (synchronous < 2) {
+      problems.add("synchronous=" + (synchronous == 0 ? "OFF" : "NORMAL"));
+    }
+    Optional<String> boot = StatusText.bootId();
+    Duration uptime = stored.age();
+    Optional<Duration> machine = StatusText.machineUptime();
+    if (machine.isPresent() && machine.get().compareTo(uptime) < 0) {
+      uptime = machine.get();
+    }
+    Map<String, String> details = new LinkedHashMap<>();
+    details.put("version", version);
+    details.put("file", file.isEmpty() ? "(memory)" : file);
+    details.put("journal_mode", journal);
+    details.put("synchronous", Integer.toString(synchronous));
+    details.put("boot_id", boot.orElse("unknown (not Linux)"));
+    details.put("durability", StatusText.durability(problems));
+    return new NodeStatus(
+        "sqlite-" + stored.incarnation() + boot.map(b -> "-boot-" + b).orElse(""),
+        uptime,
+        problems.isEmpty(),
+        details);
+  }
+
+  private static String single(Statement s, String sql) throws SQLException {
+    try (ResultSet rs = s.executeQuery(sql)) {
+      if (!rs.next()) {
+        throw new SQLException(sql + " returned nothing");
+      }
+      return rs.getString(1);
+    }
+  }
+
+  private static IncarnationTable incarnation(TableName table) {
+    String name = IncarnationTable.nameFor(table);
+    return new IncarnationTable(
+        name,
+        "CREATE TABLE IF NOT EXISTS "
+            + name
+            + " (\n"
+            + "  id          INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),\n"
+            + "  incarnation TEXT    NOT NULL,\n"
+            + "  created_at  INTEGER NOT NULL\n"
+            + ")",
+        "INSERT INTO "
+            + name
+            + " (id, incarnation, created_at) VALUES (1, ?, "
+            + NOW
+            + ") ON CONFLICT (id) DO NOTHING",
+        "SELECT incarnation, (" + NOW + " - created_at) * 1000 FROM " + name + " WHERE id = 1");
   }
 }
