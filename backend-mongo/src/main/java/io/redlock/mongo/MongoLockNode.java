@@ -8,12 +8,14 @@ import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.connection.ClusterSettings;
+import io.redlock.mongo.internal.ConnectionWatch;
 import io.redlock.mongo.internal.MongoNode;
 import io.redlock.mongo.internal.MongoNodeSettings;
 import io.redlock.mongo.internal.MongoUri;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.time.Duration;
@@ -52,6 +54,7 @@ import java.util.stream.Collectors;
  *   <li>{@code redlock.collection}: the collection (default {@value #DEFAULT_COLLECTION});
  *   <li>{@code redlock.gcAfter}: if set, a TTL index removes lock documents this long after they
  *       were last acquired or extended, and TTLs longer than this are rejected (default: no index);
+ *       this includes released documents that keep a fencing counter (see below);
  *   <li>{@code redlock.threads}: worker threads that run the blocking driver calls (default {@value
  *       #DEFAULT_THREADS}).
  * </ul>
@@ -80,8 +83,55 @@ import java.util.stream.Collectors;
  * TTL index (whose monitor runs about once a minute). Acquire is one {@code updateOne} with {@code
  * upsert} whose filter matches only an expired document; when a live one exists the insert collides
  * on {@code _id} (duplicate key, error 11000), which means "held". Release and extend are single
- * {@code deleteOne} / {@code updateOne} calls guarded by {@code _id}, token and liveness. Keys and
- * tokens are compared byte for byte (simple collation). Needs MongoDB 4.2 or later.
+ * {@code deleteOne} / {@code updateOne} calls guarded by {@code _id}, token and liveness (release
+ * of a key with a fencing counter may take two: see below). Keys and tokens are compared byte for
+ * byte (simple collation). Needs MongoDB 4.2 or later.
+ *
+ * <h2>Fencing counters</h2>
+ *
+ * A key used with {@link #tryAcquireFenced} gets a field {@code fence}, a 64-bit counter that
+ * {@code tryAcquireFenced} increments ({@code $inc}) in the same single-document write that takes
+ * the key, and returns. Release then keeps the document (token removed, marked expired) so the
+ * counter survives release and expiry; documents without a counter are still deleted. {@link
+ * #raiseFence} is one {@code $max} guarded by key, token and liveness. A counter that starts afresh
+ * (the key's first fenced acquisition, or after its document was lost) is raised once, by a second
+ * write guarded by the caller's token, to {@code at × 1000 + counter}: the server's time of the
+ * acquisition in microseconds. What is guaranteed, on one node, for one key:
+ *
+ * <ul>
+ *   <li>while the key's document exists, every fence returned is greater than every fence returned
+ *       before and every value it was raised to: the counter only grows, by {@code $inc} and {@code
+ *       $max}, and the low value of a fresh counter is never returned;
+ *   <li>if the document is lost (a TTL index from {@code redlock.gcAfter} removes it {@code
+ *       gcAfter} after its last acquisition or extension; a restart of a deployment whose writes
+ *       are not durable; a rollback after a failover with {@code w=1}; a manual delete), the next
+ *       fence still exceeds every earlier one provided the server's clock has not gone back since
+ *       those were handed out and the values written back from other nodes were not ahead of this
+ *       server's clock by more than the time since (a lost document is at least {@code gcAfter}
+ *       old, and with restart quarantine a restarted node votes again only after the maximum TTL),
+ *       and fewer than 1000 fenced acquisitions of the key happened per millisecond;
+ *   <li>with {@code gcAfter} set, counters of keys unused for longer than {@code gcAfter} therefore
+ *       rest on the server's clock; leave {@code gcAfter} unset (the default) to keep them for
+ *       good.
+ * </ul>
+ *
+ * <h2>Status</h2>
+ *
+ * {@link #status()} reports the deployment's incarnation, uptime and durability, for restart
+ * quarantine. The incarnation is MongoDB 4.4+'s {@code hello.topologyVersion.processId}, made when
+ * the server process starts; older servers (and the test stand-in) get a marker document in the
+ * lock collection, {@code {_id: {redlock: "incarnation"}}}, that is lost with the data and replaced
+ * when {@code serverStatus} shows a restart. The uptime is {@code serverStatus.uptimeMillis} (or
+ * the age of the process id, rounded down). Durable means an acknowledged lock survives a crash,
+ * restart or failover: a persistent storage engine ({@code serverStatus.storageEngine.persistent})
+ * and a journaled write concern that a failover cannot roll back: {@code journal=true} (or {@code
+ * w=majority} on MongoDB 6.1+) on a standalone, {@code w=majority} with journaling (explicit or by
+ * {@code writeConcernMajorityJournalDefault}) on a replica set, {@code {w: majority, journal:
+ * true}} through mongos (shards taken to be persistent). The default write concern qualifies. The
+ * user needs the {@code clusterMonitor} role (for {@code serverStatus}) for a "durable" answer;
+ * without it the node reports not durable and says why in {@link NodeStatus#details()}. A node
+ * created from a connection string caches the status until its client opens a new connection or the
+ * primary changes; a node over a client passed in asks the server each time.
  *
  * <p>Failures are {@link io.redlock.RedlockTransientException}s (unreachable, timed out, not
  * primary during a failover, write not confirmed by the write concern) or {@link
@@ -158,6 +208,27 @@ public final class MongoLockNode implements LockNode {
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     return node.extend(key, token, ttl);
+  }
+
+  /**
+   * Conditional insert that also increments the key's fencing counter, in the same atomic write.
+   * See "Fencing counters" above for what is guaranteed.
+   */
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    return node.tryAcquireFenced(key, token, ttl);
+  }
+
+  /** If the key holds the token and is live, raises its fencing counter to at least a value. */
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    return node.raiseFence(key, token, atLeast);
+  }
+
+  /** The deployment's incarnation, uptime and durability; see "Status" above. */
+  @Override
+  public Reply<NodeStatus> status() {
+    return node.status();
   }
 
   /** The database holding the lock collection. */
@@ -246,7 +317,9 @@ public final class MongoLockNode implements LockNode {
     /**
      * Creates a TTL index that removes lock documents {@code gcAfter} after they were last acquired
      * or extended, or none if {@code null} (the default). Only garbage collection: expiry never
-     * depends on it. TTLs longer than {@code gcAfter} are then rejected.
+     * depends on it. TTLs longer than {@code gcAfter} are then rejected. Documents that keep a
+     * fencing counter are removed too, {@code gcAfter} after their last use; their counter then
+     * starts again from the server's clock (see "Fencing counters" in {@link MongoLockNode}).
      */
     public Builder gcAfter(Duration gcAfter) {
       this.gcAfter = gcAfter;
@@ -322,8 +395,10 @@ public final class MongoLockNode implements LockNode {
                   : DEFAULT_THREADS;
       MongoNodeSettings settings = new MongoNodeSettings(uri.redacted(), db, coll, wc, gc, workers);
 
+      ConnectionWatch watch = new ConnectionWatch();
       MongoClientSettings.Builder driver =
           MongoClientSettings.builder()
+              .applyToConnectionPoolSettings(p -> p.addConnectionPoolListener(watch))
               .applyToClusterSettings(
                   c ->
                       c.serverSelectionTimeout(
@@ -343,7 +418,7 @@ public final class MongoLockNode implements LockNode {
         clientSettings.accept(driver);
       }
       MongoClient created = MongoClients.create(driver.build());
-      return new MongoNode(created, true, settings);
+      return new MongoNode(created, true, settings, watch);
     }
 
     private MongoNode fromClient() {
@@ -359,7 +434,7 @@ public final class MongoLockNode implements LockNode {
       String name = clientName(client, db, coll);
       MongoNodeSettings settings =
           new MongoNodeSettings(name, db, coll, wc, gcAfterSet ? gcAfter : null, workers);
-      return new MongoNode(client, false, settings);
+      return new MongoNode(client, false, settings, null);
     }
 
     /** E.g. {@code mongodb://h1:27017,h2:27017/redlock?redlock.collection=locks}. */

@@ -32,8 +32,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>What the stand-in cannot show: it has no replication, so {@code w: majority} and {@code j:
  * true} are accepted without meaning anything there; it never runs TTL indexes (the backend does
  * not rely on them); and its {@code $$NOW} and {@code $currentDate} read the clock of this JVM, so
- * "the server's clock" is the client's clock in the stand-in run. The real-MongoDB run covers
- * these.
+ * "the server's clock" is the client's clock in the stand-in run. For R13 it reports no {@code
+ * topologyVersion.processId} and no storage engine, so the node uses its lock-data marker for the
+ * incarnation and reports not durable; the real-MongoDB run covers the process-id path. The restart
+ * rules (R12.11, R13.3) run on the stand-in only: a real server cannot be crashed from here.
  */
 @ParameterizedClass(name = "on {0}")
 @EnumSource(MongoLockNodeCompatibilityTest.Target.class)
@@ -159,6 +161,22 @@ class MongoLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
   protected Optional<String> configuredSecret() {
     char[] password = new ConnectionString(started().server().connectionString()).getPassword();
     return Optional.of(password == null ? SECRET : new String(password));
+  }
+
+  /**
+   * Crashes and restarts the stand-in (in this JVM: it comes back empty on the same port, as a
+   * server without persistence would). A real MongoDB from the environment or a container cannot be
+   * crashed from here, so R12.11 and R13.3 are skipped on it.
+   */
+  @Override
+  protected boolean restartStore() {
+    MongoServer server = started().server();
+    if (server.source() != MongoServer.Source.STAND_IN) {
+      return false;
+    }
+    server.stop();
+    server.restart();
+    return true;
   }
 
   @Override

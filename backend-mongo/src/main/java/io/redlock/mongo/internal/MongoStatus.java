@@ -1,0 +1,253 @@
+package io.redlock.mongo.internal;
+
+import com.mongodb.WriteConcern;
+import java.time.Duration;
+import java.util.Date;
+import java.util.Locale;
+import org.bson.Document;
+import org.bson.types.ObjectId;
+
+/**
+ * How the MongoDB lock node reads a server's answers to {@code hello} and {@code serverStatus}:
+ * which kind of deployment it is, what identifies the server process, and whether locks written
+ * with the node's write concern survive a restart. Pure functions of the documents, so that the
+ * rules can be checked against the answers of every kind of deployment.
+ */
+public final class MongoStatus {
+  private MongoStatus() {}
+
+  /** The kind of deployment the node talks to. */
+  public enum Topology {
+    /** A single mongod without replication. */
+    STANDALONE,
+    /** The primary of a replica set. */
+    REPLICA_SET,
+    /** A mongos in front of a sharded cluster. */
+    SHARDED;
+
+    /** From a {@code hello} (or {@code isMaster}) answer. */
+    public static Topology of(Document hello) {
+      if ("isdbgrid".equals(hello.get("msg"))) {
+        return SHARDED;
+      }
+      return hello.get("setName") != null ? REPLICA_SET : STANDALONE;
+    }
+
+    /** In words, for details. */
+    String describe(Document hello) {
+      return switch (this) {
+        case STANDALONE -> "standalone";
+        case REPLICA_SET -> "replica set " + hello.get("setName");
+        case SHARDED -> "sharded cluster (through mongos)";
+      };
+    }
+  }
+
+  /**
+   * Whether locks survive a restart, and why.
+   *
+   * @param durable true if acknowledged lock writes survive a crash and restart of the server (or a
+   *     failover)
+   * @param reason the rule that decided it, in words, with what to change if it is false
+   */
+  public record Durability(boolean durable, String reason) {
+    static Durability yes(String reason) {
+      return new Durability(true, reason);
+    }
+
+    static Durability no(String reason) {
+      return new Durability(false, reason);
+    }
+  }
+
+  /**
+   * The process identity a MongoDB 4.4+ server reports in {@code hello}: {@code
+   * topologyVersion.processId}, an ObjectId made when the process starts, so it is new after every
+   * restart. Null for older servers and for the stand-in.
+   */
+  public static ObjectId processId(Document hello) {
+    Object tv = hello.get("topologyVersion");
+    if (tv instanceof Document d && d.get("processId") instanceof ObjectId id) {
+      return id;
+    }
+    return null;
+  }
+
+  /**
+   * The uptime to report: {@code serverStatus.uptimeMillis} when available; else the time since the
+   * process id was made (its timestamp counts whole seconds, rounded down, so one second is taken
+   * off to round the uptime down, never up); else null.
+   */
+  public static Duration uptime(Document hello, Document serverStatus) {
+    if (serverStatus != null && serverStatus.get("uptimeMillis") instanceof Number millis) {
+      return Duration.ofMillis(Math.max(0, millis.longValue()));
+    }
+    ObjectId id = processId(hello);
+    if (id != null && hello.get("localTime") instanceof Date now) {
+      long millis = now.getTime() - id.getDate().getTime() - 1000;
+      return Duration.ofMillis(Math.max(0, millis));
+    }
+    return null;
+  }
+
+  /**
+   * True if {@link #durability} needs the replica set's {@code writeConcernMajorityJournalDefault}:
+   * on a replica set with {@code w: majority} and no {@code journal} setting.
+   */
+  public static boolean needsMajorityJournalDefault(Document hello, WriteConcern writeConcern) {
+    return Topology.of(hello) == Topology.REPLICA_SET
+        && isMajority(writeConcern)
+        && writeConcern.getJournal() == null;
+  }
+
+  /**
+   * The durability rule. Locks survive a restart only if they are on disk before they are
+   * acknowledged, on enough members that a failover cannot roll them back:
+   *
+   * <ul>
+   *   <li>{@code journal=false} never;
+   *   <li>a mongod must report a persistent storage engine ({@code serverStatus.storageEngine
+   *       .persistent}); without the {@code serverStatus} privilege this cannot be checked, so not
+   *       durable;
+   *   <li>a standalone: {@code journal=true}, or {@code w: majority} on MongoDB 6.1+ (which always
+   *       journals and then waits for the journal for majority writes);
+   *   <li>a replica set: {@code w: majority} (a write on fewer members can be rolled back in a
+   *       failover) that is journaled: {@code journal=true}, or the set's {@code
+   *       writeConcernMajorityJournalDefault} (true unless changed);
+   *   <li>through mongos: {@code {w: majority, journal: true}}; the shards' storage engines are not
+   *       visible there and are taken to be persistent.
+   * </ul>
+   *
+   * @param hello the {@code hello} answer
+   * @param serverStatus the {@code serverStatus} answer, or null if not permitted
+   * @param writeConcern the node's write concern
+   * @param majorityJournalDefault the replica set's {@code writeConcernMajorityJournalDefault}, or
+   *     null if unknown or not needed
+   */
+  public static Durability durability(
+      Document hello,
+      Document serverStatus,
+      WriteConcern writeConcern,
+      Boolean majorityJournalDefault) {
+    Boolean journal = writeConcern.getJournal();
+    boolean majority = isMajority(writeConcern);
+    String concern = describe(writeConcern);
+    if (Boolean.FALSE.equals(journal)) {
+      return Durability.no(
+          "write concern "
+              + concern
+              + " acknowledges locks before they are journaled, so a crash can lose them; use the"
+              + " default {w: majority, journal: true}");
+    }
+    Topology topology = Topology.of(hello);
+    if (topology == Topology.SHARDED) {
+      return majority && Boolean.TRUE.equals(journal)
+          ? Durability.yes(
+              "write concern "
+                  + concern
+                  + " through mongos: locks are journaled on a majority of each shard's replica set"
+                  + " (the shards' storage engines are not visible through mongos and are taken to"
+                  + " be persistent)")
+          : Durability.no(
+              "through mongos only {w: majority, journal: true} counts as durable, not "
+                  + concern
+                  + "; a shard's failover could lose locks that mongos cannot see");
+    }
+    if (serverStatus == null) {
+      return Durability.no(
+          "the storage engine cannot be checked: this user may not run serverStatus; grant it the"
+              + " clusterMonitor role (or the serverStatus action) on admin");
+    }
+    if (!(serverStatus.get("storageEngine") instanceof Document engine)) {
+      return Durability.no(
+          "the server reports no storage engine (serverStatus.storageEngine), so it is not taken"
+              + " to keep data across a restart (the in-memory stand-in used in tests does this)");
+    }
+    String engineName = String.valueOf(engine.get("name"));
+    if (!Boolean.TRUE.equals(engine.get("persistent"))) {
+      return Durability.no(
+          "storage engine '" + engineName + "' does not keep data across a restart");
+    }
+    if (topology == Topology.STANDALONE) {
+      if (Boolean.TRUE.equals(journal)) {
+        return Durability.yes(
+            "write concern " + concern + " on storage engine '" + engineName + "'");
+      }
+      if (majority && versionAtLeast(serverStatus.get("version"), 6, 1)) {
+        return Durability.yes(
+            "write concern "
+                + concern
+                + " on a standalone MongoDB 6.1+ waits for the journal, on storage engine '"
+                + engineName
+                + "'");
+      }
+      return Durability.no(
+          "write concern "
+              + concern
+              + " on a standalone acknowledges locks before they are journaled; add journal=true"
+              + " (the default write concern has it)");
+    }
+    if (!majority) {
+      return Durability.no(
+          "write concern "
+              + concern
+              + " on a replica set: locks acknowledged by fewer than a majority can be rolled back"
+              + " in a failover; use w=majority (the default)");
+    }
+    if (Boolean.TRUE.equals(journal)) {
+      return Durability.yes(
+          "write concern "
+              + concern
+              + " on a replica set with storage engine '"
+              + engineName
+              + "'");
+    }
+    if (majorityJournalDefault == null) {
+      return Durability.no(
+          "write concern "
+              + concern
+              + " leaves journaling to the replica set's writeConcernMajorityJournalDefault, which"
+              + " this user may not read (replSetGetConfig); add journal=true");
+    }
+    return majorityJournalDefault
+        ? Durability.yes(
+            "write concern "
+                + concern
+                + " on a replica set whose writeConcernMajorityJournalDefault is true, storage"
+                + " engine '"
+                + engineName
+                + "'")
+        : Durability.no(
+            "the replica set's writeConcernMajorityJournalDefault is false, so w=majority"
+                + " acknowledges locks before they are journaled; add journal=true");
+  }
+
+  /** Like {@code {w: majority, journal: true}}. */
+  public static String describe(WriteConcern concern) {
+    Object w = concern.getWObject();
+    return "{w: "
+        + (w == null ? "server default" : w)
+        + ", journal: "
+        + (concern.getJournal() == null ? "unset" : concern.getJournal())
+        + "}";
+  }
+
+  private static boolean isMajority(WriteConcern concern) {
+    return "majority".equalsIgnoreCase(String.valueOf(concern.getWObject()));
+  }
+
+  /** True if a version string like {@code "7.0.12"} is at least major.minor. */
+  static boolean versionAtLeast(Object version, int major, int minor) {
+    if (!(version instanceof String text)) {
+      return false;
+    }
+    String[] parts = text.toLowerCase(Locale.ROOT).split("[.-]");
+    try {
+      int ma = Integer.parseInt(parts[0]);
+      int mi = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
+      return ma > major || (ma == major && mi >= minor);
+    } catch (NumberFormatException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,342 @@
+package io.redlock.mongo.internal;
+
+import static com.mongodb.client.model.Filters.and;
+import static com.mongodb.client.model.Filters.eq;
+import static com.mongodb.client.model.Filters.exists;
+
+import com.mongodb.MongoCommandException;
+import com.mongodb.ReadPreference;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.connection.ServerDescription;
+import com.mongodb.connection.ServerType;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.spi.NodeStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.bson.Document;
+import org.bson.types.ObjectId;
+
+/**
+ * Reads the status of the deployment behind a node and caches it.
+ *
+ * <h2>Incarnation</h2>
+ *
+ * MongoDB 4.4 and later name each server process in {@code hello}: {@code
+ * topologyVersion.processId}, an ObjectId made at start-up, so the incarnation is that id (no
+ * privilege needed). Servers without it (MongoDB 4.2, the mongo-java-server stand-in) get a
+ * <em>lock-data marker</em>: a document in the lock collection, {@code {_id: {redlock:
+ * "incarnation"}, id: <random>, since: <server date>}}, whose {@code _id} is not a string and so
+ * can never be a lock key. A store that loses its data on restart loses the marker with the locks,
+ * and the next status creates a new one; a store that keeps its data but restarted is noticed
+ * because its {@code serverStatus.uptimeMillis} is then shorter than the marker's age, and the
+ * marker is replaced. The marker has no {@code at} field, so the TTL index never removes it.
+ *
+ * <h2>Cache</h2>
+ *
+ * For a node that created its own client, the status is cached until the client opens a new
+ * connection ({@link ConnectionWatch}) or the driver's view of the writable servers changes: a
+ * restarted server or a new primary is only reached over a new connection or after such a change,
+ * both of which happen before its first answer is read. The cached uptime is extrapolated with
+ * {@link System#nanoTime()} from the moment the answer arrived, which errs on the short side. A
+ * node over a client passed in cannot watch that client's connections and asks the server every
+ * time.
+ */
+final class StatusReader {
+  /** The {@code _id} of the lock-data marker: a document, so it never equals a (string) key. */
+  static final Document MARKER_ID = new Document("redlock", "incarnation");
+
+  /** Marker field: its random id. */
+  static final String MARKER_UUID = "id";
+
+  /** Marker field: when it was made, by the server's clock. */
+  static final String MARKER_SINCE = "since";
+
+  private static final int COMMAND_NOT_FOUND = 59;
+  private static final int UNAUTHORIZED = 13;
+  private static final long RESTART_SLACK_MS = 2000;
+  private static final int MARKER_ATTEMPTS = 3;
+
+  private final String name;
+  private final MongoClient client;
+  private final MongoCollection<Document> locks;
+  private final MongoNodeSettings settings;
+  private final ConnectionWatch watch;
+  private volatile Cached cached;
+  private volatile boolean useIsMaster;
+
+  private record Cached(NodeStatus status, long receivedAtNanos, long generation, String servers) {}
+
+  /**
+   * @param watch the connections of the node's own client, or null for a client passed in (no cache
+   *     then)
+   */
+  StatusReader(
+      String name,
+      MongoClient client,
+      MongoCollection<Document> locks,
+      MongoNodeSettings settings,
+      ConnectionWatch watch) {
+    this.name = name;
+    this.client = client;
+    this.locks = locks;
+    this.settings = settings;
+    this.watch = watch;
+  }
+
+  /** The cached status, if it is still known to describe the current server process. */
+  Optional<NodeStatus> fromCache() {
+    Cached c = cached;
+    if (c == null || watch == null) {
+      return Optional.empty();
+    }
+    if (c.generation() != watch.generation() || !c.servers().equals(writableServers())) {
+      return Optional.empty();
+    }
+    NodeStatus s = c.status();
+    Duration uptime = s.uptime().plusNanos(Math.max(0, System.nanoTime() - c.receivedAtNanos()));
+    return Optional.of(new NodeStatus(s.incarnation(), uptime, s.durable(), s.details()));
+  }
+
+  /** Asks the server (blocking), caches and returns the answer. */
+  NodeStatus read() {
+    // Read the cache keys before asking, so that a change while asking invalidates the answer.
+    long generation = watch == null ? 0 : watch.generation();
+    String servers = writableServers();
+    MongoDatabase admin = client.getDatabase("admin");
+    Document hello = hello(admin);
+    Document serverStatus = serverStatus(admin);
+    MongoStatus.Topology topology = MongoStatus.Topology.of(hello);
+    Boolean majorityJournalDefault =
+        MongoStatus.needsMajorityJournalDefault(hello, settings.writeConcern())
+            ? majorityJournalDefault(admin)
+            : null;
+    MongoStatus.Durability durability =
+        MongoStatus.durability(
+            hello, serverStatus, settings.writeConcern(), majorityJournalDefault);
+
+    Map<String, String> details = new LinkedHashMap<>();
+    details.put("topology", topology.describe(hello));
+    String version = serverStatus != null ? serverStatus.getString("version") : version(admin);
+    details.put("version", version == null ? "unknown" : version);
+    if (serverStatus != null) {
+      put(details, "process", serverStatus.get("process"));
+      put(details, "host", serverStatus.get("host"));
+      put(details, "pid", serverStatus.get("pid"));
+      if (serverStatus.get("storageEngine") instanceof Document engine) {
+        details.put(
+            "storageEngine",
+            engine.get("name")
+                + (Boolean.TRUE.equals(engine.get("persistent")) ? "" : " (memory)"));
+      } else {
+        details.put("storageEngine", "not reported");
+      }
+    } else {
+      put(details, "host", hello.get("me"));
+      details.put("serverStatus", "not permitted for this user (grant clusterMonitor)");
+    }
+    put(details, "replicaSet", hello.get("setName"));
+    details.put("writeConcern", MongoStatus.describe(settings.writeConcern()));
+    details.put("durability", durability.reason());
+    details.put(
+        "statusCache",
+        watch == null
+            ? "none: a client passed in, so every status asks the server"
+            : "until the client opens a new connection or the primary changes");
+
+    String incarnation;
+    Duration uptime;
+    ObjectId processId = MongoStatus.processId(hello);
+    if (processId != null) {
+      incarnation =
+          (topology == MongoStatus.Topology.SHARDED ? "mongos" : "mongod")
+              + " process "
+              + processId.toHexString();
+      Duration reported = MongoStatus.uptime(hello, serverStatus);
+      uptime = reported == null ? Duration.ZERO : reported; // unknown: round down to nothing
+      details.put("incarnationFrom", "hello.topologyVersion.processId");
+    } else {
+      if (serverStatus == null || !(serverStatus.get("uptimeMillis") instanceof Number)) {
+        throw new RedlockNonTransientException(
+            name,
+            "status: this server names no process in hello (MongoDB before 4.4) and does not let"
+                + " this user run serverStatus, so a restart cannot be told; grant the user the"
+                + " clusterMonitor role on admin, or use MongoDB 4.4 or later",
+            null);
+      }
+      long serverUptimeMs = ((Number) serverStatus.get("uptimeMillis")).longValue();
+      Marker marker = marker(serverUptimeMs);
+      incarnation =
+          "pid "
+              + serverStatus.get("pid")
+              + " on "
+              + serverStatus.get("host")
+              + ", lock data "
+              + marker.id();
+      uptime = Duration.ofMillis(Math.max(0, Math.min(serverUptimeMs, marker.ageMs())));
+      details.put(
+          "incarnationFrom",
+          "lock-data marker in "
+              + settings.database()
+              + "."
+              + settings.collection()
+              + " (no topologyVersion.processId in hello)");
+    }
+    NodeStatus status = new NodeStatus(incarnation, uptime, durability.durable(), details);
+    if (watch != null) {
+      cached = new Cached(status, System.nanoTime(), generation, servers);
+    }
+    return status;
+  }
+
+  private Document hello(MongoDatabase admin) {
+    if (!useIsMaster) {
+      try {
+        return admin.runCommand(new Document("hello", 1), ReadPreference.primary());
+      } catch (MongoCommandException e) {
+        if (e.getErrorCode() != COMMAND_NOT_FOUND) {
+          throw e;
+        }
+        useIsMaster = true; // before MongoDB 4.4.2 and 5.0, and the stand-in
+      }
+    }
+    return admin.runCommand(new Document("isMaster", 1), ReadPreference.primary());
+  }
+
+  /** {@code serverStatus} without its bulkiest sections, or null if the user may not run it. */
+  private static Document serverStatus(MongoDatabase admin) {
+    Document command = new Document("serverStatus", 1);
+    for (String section :
+        List.of("metrics", "locks", "wiredTiger", "tcmalloc", "opLatencies", "repl", "network")) {
+      command.append(section, 0);
+    }
+    try {
+      return admin.runCommand(command, ReadPreference.primary());
+    } catch (MongoCommandException e) {
+      if (e.getErrorCode() == UNAUTHORIZED) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private static String version(MongoDatabase admin) {
+    try {
+      return admin.runCommand(new Document("buildInfo", 1)).getString("version");
+    } catch (MongoCommandException e) {
+      return null;
+    }
+  }
+
+  private static Boolean majorityJournalDefault(MongoDatabase admin) {
+    try {
+      Document config =
+          admin
+              .runCommand(new Document("replSetGetConfig", 1), ReadPreference.primary())
+              .get("config", Document.class);
+      Object value = config == null ? null : config.get("writeConcernMajorityJournalDefault");
+      return value == null ? Boolean.TRUE : (Boolean) value; // absent means the default, true
+    } catch (MongoCommandException e) {
+      if (e.getErrorCode() == UNAUTHORIZED) {
+        return null;
+      }
+      throw e;
+    }
+  }
+
+  private record Marker(String id, long ageMs) {}
+
+  /**
+   * Reads the lock-data marker, creating it if missing and replacing it if the server restarted
+   * since it was made (its uptime is shorter than the marker's age).
+   */
+  private Marker marker(long serverUptimeMs) {
+    for (int attempt = 0; attempt < MARKER_ATTEMPTS; attempt++) {
+      Document found =
+          locks
+              .aggregate(
+                  List.of(
+                      new Document("$match", new Document("_id", MARKER_ID)),
+                      new Document(
+                          "$project",
+                          new Document(MARKER_UUID, 1)
+                              .append(
+                                  "age",
+                                  new Document(
+                                      "$subtract", List.of("$$NOW", "$" + MARKER_SINCE))))))
+              .first();
+      if (found == null) {
+        try {
+          // Racing creators: one inserts, the others collide on _id and read that one.
+          locks.updateOne(
+              and(eq("_id", MARKER_ID), exists(MARKER_SINCE, false)),
+              Updates.combine(
+                  Updates.set(MARKER_UUID, UUID.randomUUID().toString()),
+                  Updates.currentDate(MARKER_SINCE)),
+              new UpdateOptions().upsert(true));
+        } catch (RuntimeException e) {
+          if (!MongoErrors.isDuplicateKey(e)) {
+            throw e;
+          }
+        }
+        continue;
+      }
+      String id = String.valueOf(found.get(MARKER_UUID));
+      long age = found.get("age") instanceof Number n ? n.longValue() : Long.MAX_VALUE;
+      if (age <= serverUptimeMs + RESTART_SLACK_MS) {
+        return new Marker(id, Math.max(0, age));
+      }
+      // Made before the server's current process started: it restarted and kept its data.
+      locks.updateOne(
+          and(eq("_id", MARKER_ID), eq(MARKER_UUID, id)),
+          Updates.combine(
+              Updates.set(MARKER_UUID, UUID.randomUUID().toString()),
+              Updates.currentDate(MARKER_SINCE)));
+    }
+    throw new RedlockNonTransientException(
+        name,
+        "status: the lock-data marker in "
+            + settings.database()
+            + "."
+            + settings.collection()
+            + " keeps changing or vanishing under this node (is something deleting documents"
+            + " there?)",
+        null);
+  }
+
+  /**
+   * The servers the driver would write to now (primary, standalone or mongos), with the process id
+   * its monitor last saw: a change means a failover or a restart.
+   */
+  private String writableServers() {
+    List<String> out = new ArrayList<>();
+    for (ServerDescription s : client.getClusterDescription().getServerDescriptions()) {
+      if (s.isOk()
+          && (s.isPrimary()
+              || s.getType() == ServerType.STANDALONE
+              || s.getType() == ServerType.SHARD_ROUTER)) {
+        out.add(
+            s.getAddress()
+                + (s.getTopologyVersion() == null
+                    ? ""
+                    : "@" + s.getTopologyVersion().getProcessId().toHexString()));
+      }
+    }
+    out.sort(null);
+    return String.join(",", out);
+  }
+
+  private static void put(Map<String, String> details, String key, Object value) {
+    if (value != null) {
+      details.put(key, String.valueOf(value));
+    }
+  }
+}
