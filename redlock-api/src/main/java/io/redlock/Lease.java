@@ -1,6 +1,7 @@
 package io.redlock;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * A lock held on a majority of nodes, until its validity runs out or it is released.
@@ -19,6 +20,35 @@ public interface Lease extends AutoCloseable {
 
   /** The random token that proves ownership on every node (at least 128 bits, URL-safe). */
   String token();
+
+  /**
+   * The fencing token of this lease: a positive number that is greater than the token of every
+   * lease on the same resource granted before this acquisition began, whatever majority of nodes
+   * granted either. Pass it with every write to the protected resource, which keeps the highest
+   * token it has seen and rejects writes that carry a lower one ({@link FencingGuard}, or a
+   * conditional {@code UPDATE ... WHERE fence <= :token}); that stops a holder that paused past its
+   * validity from overwriting the work of the next holder.
+   *
+   * <p>The token stays readable after release. Tokens are not consecutive: they may jump (Redis
+   * nodes without persistence derive them from the server's clock in microseconds).
+   *
+   * @throws IllegalStateException if the Redlock was built without {@link
+   *     RedlockBuilder#fencing(boolean) fencing(true)}
+   */
+  default long fencingToken() {
+    throw new IllegalStateException(
+        "this lease has no fencing token: build the Redlock with Redlock.builder().fencing(true)");
+  }
+
+  /**
+   * The nodes (redacted) that granted this lease but whose vote was not counted because they were
+   * in restart quarantine (restarted without durable lock state less than the quarantine's maximum
+   * TTL ago). Empty when restart quarantine is off or no node was quarantined. A diagnostic: the
+   * lease is held on a majority of the other nodes.
+   */
+  default List<String> quarantinedNodes() {
+    return List.of();
+  }
 
   /** The time left before other clients may acquire the resource; zero once expired or released. */
   Duration remainingValidity();

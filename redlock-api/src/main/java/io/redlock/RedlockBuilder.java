@@ -184,6 +184,52 @@ public final class RedlockBuilder {
     return this;
   }
 
+  /**
+   * Gives every lease a fencing token ({@link Lease#fencingToken()}) that strictly increases across
+   * the acquisitions of a resource, whatever majority granted them. The protected resource uses it
+   * to reject writes from a holder that paused past its validity (see {@link FencingGuard}). Costs
+   * one more round trip per acquisition. Default off.
+   *
+   * <p>Every node must keep fencing counters ({@link io.redlock.spi.NodeCapabilities#fencing()}):
+   * {@link #build()} fails otherwise, naming the nodes that do not.
+   */
+  public RedlockBuilder fencing(boolean enabled) {
+    settings = settings.withFencing(enabled);
+    return this;
+  }
+
+  /**
+   * Switches on restart quarantine for applications whose longest lock TTL is {@code maxTtl}.
+   *
+   * <p>A node that restarts without durable lock state (Redis without {@code appendfsync always},
+   * say) forgets the locks it held and could help a second client to a majority. With quarantine
+   * on, the vote of such a node counts only once it has been up for {@code maxTtl} plus the drift
+   * allowance, so every lock it forgot has expired everywhere before it votes again (the remedy of
+   * the Redlock description, done by the client). Durable nodes count at once. The engine reads
+   * each granting node's status ({@link io.redlock.spi.LockNode#status()}) after its vote, so a
+   * restart between two acquisitions is noticed; quarantined nodes show in {@link
+   * Lease#quarantinedNodes()}, in lock failure messages and in the log.
+   *
+   * <p>Cost: after a majority of non-durable nodes restart, or right after they are first deployed,
+   * no lock can be acquired for {@code maxTtl}. A lease may not ask for a TTL longer than {@code
+   * maxTtl} (acquire and extend throw {@link IllegalArgumentException}). Every node must report its
+   * status ({@link io.redlock.spi.NodeCapabilities#status()}): {@link #build()} fails otherwise.
+   * Default off.
+   *
+   * @param maxTtl the longest TTL any client of these nodes uses for a lock, positive
+   */
+  public RedlockBuilder restartQuarantine(Duration maxTtl) {
+    Objects.requireNonNull(maxTtl, "maxTtl must not be null; call noRestartQuarantine() for off");
+    settings = settings.withRestartQuarantine(maxTtl);
+    return this;
+  }
+
+  /** Switches restart quarantine off (the default), e.g. for tests that restart nodes at will. */
+  public RedlockBuilder noRestartQuarantine() {
+    settings = settings.withRestartQuarantine(null);
+    return this;
+  }
+
   /** The monotonic clock for elapsed time (default {@link Ticker#system()}); for tests. */
   public RedlockBuilder ticker(Ticker ticker) {
     this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
@@ -195,7 +241,8 @@ public final class RedlockBuilder {
    * builder opened are closed again (nodes given as objects stay the caller's to close).
    *
    * @throws IllegalStateException if no node was given
-   * @throws RedlockNonTransientException if no engine is on the class path
+   * @throws RedlockNonTransientException if no engine is on the class path, or fencing or restart
+   *     quarantine is on and a node lacks the capability it needs (the message names them)
    * @throws RedlockException if a node given by URI cannot be opened
    */
   public Redlock build() {

@@ -4,8 +4,8 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The timing and retry settings of a {@link Redlock}. Immutable; use {@link #defaults()} and the
- * {@code with...} methods, or the builder.
+ * The timing, retry and safety settings of a {@link Redlock}. Immutable; use {@link #defaults()}
+ * and the {@code with...} methods, or the builder.
  *
  * @param driftFactor fraction of the TTL subtracted from every validity for clock drift between
  *     nodes and this machine (default 0.01)
@@ -18,6 +18,12 @@ import java.util.Objects;
  * @param minValidity a lease with less validity than this after acquisition is given up at once
  *     (default 1 ms: any positive validity)
  * @param maxExtensions how many times one lease may be extended (default 10,000)
+ * @param fencing whether every lease carries a fencing token ({@link Lease#fencingToken()}): one
+ *     more round trip per acquisition, and every node must declare fencing counters (default off)
+ * @param restartQuarantine the longest TTL the application uses, which switches on restart
+ *     quarantine: a node whose lock state is not durable counts only once it has been up for this
+ *     long (plus the drift allowance), and no lease may ask for a longer TTL; {@code null} for off
+ *     (the default). See {@link RedlockBuilder#restartQuarantine(Duration)}.
  */
 public record RedlockSettings(
     double driftFactor,
@@ -27,7 +33,9 @@ public record RedlockSettings(
     Duration retryDelayMin,
     Duration retryDelayMax,
     Duration minValidity,
-    int maxExtensions) {
+    int maxExtensions,
+    boolean fencing,
+    Duration restartQuarantine) {
 
   private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(10);
   private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
@@ -62,6 +70,36 @@ public record RedlockSettings(
     if (maxExtensions < 0) {
       throw new IllegalArgumentException("maxExtensions must be >= 0, got " + maxExtensions);
     }
+    if (restartQuarantine != null
+        && (restartQuarantine.isNegative() || restartQuarantine.isZero())) {
+      throw new IllegalArgumentException(
+          "restartQuarantine must be positive (the longest TTL the application uses), or null for"
+              + " off; got "
+              + restartQuarantine);
+    }
+  }
+
+  /** The settings without fencing and without restart quarantine (their defaults). */
+  public RedlockSettings(
+      double driftFactor,
+      Duration driftBuffer,
+      Duration nodeTimeout,
+      int retryAttempts,
+      Duration retryDelayMin,
+      Duration retryDelayMax,
+      Duration minValidity,
+      int maxExtensions) {
+    this(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions,
+        false,
+        null);
   }
 
   /** The defaults described on each component. */
@@ -104,7 +142,9 @@ public record RedlockSettings(
         retryDelayMin,
         retryDelayMax,
         minValidity,
-        maxExtensions);
+        maxExtensions,
+        fencing,
+        restartQuarantine);
   }
 
   /** A copy with another drift buffer. */
@@ -117,7 +157,9 @@ public record RedlockSettings(
         retryDelayMin,
         retryDelayMax,
         minValidity,
-        maxExtensions);
+        maxExtensions,
+        fencing,
+        restartQuarantine);
   }
 
   /** A copy with another per-node timeout ({@code null} for the TTL-based default). */
@@ -130,7 +172,9 @@ public record RedlockSettings(
         retryDelayMin,
         retryDelayMax,
         minValidity,
-        maxExtensions);
+        maxExtensions,
+        fencing,
+        restartQuarantine);
   }
 
   /** A copy with other retry settings. */
@@ -143,7 +187,9 @@ public record RedlockSettings(
         delayMin,
         delayMax,
         minValidity,
-        maxExtensions);
+        maxExtensions,
+        fencing,
+        restartQuarantine);
   }
 
   /** A copy with another minimum validity. */
@@ -156,7 +202,9 @@ public record RedlockSettings(
         retryDelayMin,
         retryDelayMax,
         value,
-        maxExtensions);
+        maxExtensions,
+        fencing,
+        restartQuarantine);
   }
 
   /** A copy with another maximum number of extensions per lease. */
@@ -169,7 +217,47 @@ public record RedlockSettings(
         retryDelayMin,
         retryDelayMax,
         minValidity,
-        value);
+        value,
+        fencing,
+        restartQuarantine);
+  }
+
+  /** A copy with fencing tokens on or off. */
+  public RedlockSettings withFencing(boolean value) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions,
+        value,
+        restartQuarantine);
+  }
+
+  /**
+   * A copy with restart quarantine for this maximum TTL, or off for {@code null}; see {@link
+   * RedlockBuilder#restartQuarantine(Duration)}.
+   */
+  public RedlockSettings withRestartQuarantine(Duration maxTtl) {
+    return new RedlockSettings(
+        driftFactor,
+        driftBuffer,
+        nodeTimeout,
+        retryAttempts,
+        retryDelayMin,
+        retryDelayMax,
+        minValidity,
+        maxExtensions,
+        fencing,
+        maxTtl);
+  }
+
+  /** True if restart quarantine is on. */
+  public boolean restartQuarantineEnabled() {
+    return restartQuarantine != null;
   }
 
   private static void requireNonNegative(String name, Duration value) {

@@ -5,6 +5,7 @@ import io.redlock.redis.internal.RedisSettingsBuilder;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.time.Duration;
@@ -52,6 +53,27 @@ import javax.net.ssl.SSLSocketFactory;
  * io.redlock.RedlockNonTransientException}s (wrong password, missing permission, bad database
  * index, read-only replica, TLS problems), each naming the node and the fix; passwords never appear
  * in messages or in {@link #toString()}.
+ *
+ * <h2>Fencing counters and status</h2>
+ *
+ * The node keeps fencing counters ({@link #tryAcquireFenced}, {@link #raiseFence}) and reports its
+ * status ({@link #status()}), for fencing tokens and restart quarantine. The lock key stays exactly
+ * what the plain algorithm stores (a string key holding the token, with a {@code PX} expiry); the
+ * counter of a key lives in a second key, {@link #fenceKey(String) keyPrefix + "{fence}:" + key},
+ * an integer without expiry (one per fenced resource; a {@code maxmemory-policy} of {@code
+ * noeviction} or {@code volatile-*} never evicts it). A fenced acquire is one Lua script: the
+ * {@code SET NX PX}, then the counter becomes {@code max(counter + 1, server time in µs)}, so a
+ * counter lost in a restart without persistence starts again above every value handed out before
+ * (assuming the server's clock did not go back). The write-back raises the counter only if the lock
+ * key still holds the caller's token. A plain acquire stays the single {@code SET NX PX}.
+ *
+ * <p>The status gives the server's {@code run_id} as its incarnation, {@code uptime_in_seconds},
+ * and durable = AOF on with {@code appendfsync always} (if {@code CONFIG GET} is not permitted, not
+ * durable), with version and persistence settings as details. The first {@code status()} call asks
+ * the server; from then on every new connection reads {@code INFO} once before it is used, and
+ * {@code status()} answers from memory: a restart breaks every connection, so a reply from a
+ * restarted server is always preceded by a new connection that saw its new {@code run_id}. Connect
+ * directly, not through a proxy that keeps client connections open across server restarts.
  *
  * <p>Thread-safe. {@link #close()} closes the connections.
  */
@@ -109,6 +131,30 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     return node.extend(key, token, ttl);
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    return node.tryAcquireFenced(key, token, ttl);
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    return node.raiseFence(key, token, atLeast);
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    return node.status();
+  }
+
+  /**
+   * The key that holds the fencing counter of {@code key} on the server: the key prefix, {@code
+   * "{fence}:"}, then {@code key}. (A lock key that itself starts with {@code "{fence}:"} would
+   * share it: do not name resources so.)
+   */
+  public String fenceKey(String key) {
+    return node.fenceKey(key);
   }
 
   /** The key as stored on the server: the key prefix, if any, followed by {@code key}. */

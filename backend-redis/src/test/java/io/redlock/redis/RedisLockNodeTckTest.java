@@ -23,7 +23,8 @@ class RedisLockNodeTckTest extends LockNodeCompatibilityKit {
 
   @BeforeAll
   static void startServer() {
-    redis = RedisServer.builder().password(PASSWORD).start();
+    // a local process, so that R12.11 and R13.3 can crash and restart it
+    redis = RedisServer.builder().password(PASSWORD).faultInjection().start();
   }
 
   @AfterAll
@@ -72,6 +73,14 @@ class RedisLockNodeTckTest extends LockNodeCompatibilityKit {
   @Override
   protected Optional<String> configuredSecret() {
     return Optional.of(PASSWORD);
+  }
+
+  /** A crash ({@code kill -9}) and a restart without persistence, on the same port. */
+  @Override
+  protected boolean restartStore() {
+    redis.kill();
+    redis.restart();
+    return true;
   }
 
   @Override

@@ -77,6 +77,13 @@ public interface LockNode extends AutoCloseable {
    * survives release and expiry) is incremented and returned in {@link AcquireResult#fence()}. Only
    * called on nodes whose {@link NodeCapabilities#fencing()} is true.
    *
+   * <p>The counter never goes backwards: every value returned is greater than every value this node
+   * returned or was raised to ({@link #raiseFence}) for the key before. A store that can lose the
+   * counter (a restart without persistence, eviction) must start again from a floor that cannot be
+   * below a value it handed out, e.g. {@code max(counter + 1, server time in µs)}. Values need not
+   * be consecutive. The key itself is stored exactly as {@link #tryAcquire} stores it: the counter
+   * lives beside it, and a plain {@code tryAcquire} neither reads nor changes it.
+   *
    * @throws IllegalArgumentException for an empty key or token or an unusable TTL
    */
   default Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
@@ -90,7 +97,9 @@ public interface LockNode extends AutoCloseable {
   /**
    * Atomically: if {@code key} still holds {@code token} (and has not expired), raises its fencing
    * counter to at least {@code atLeast}. Only called on nodes whose {@link
-   * NodeCapabilities#fencing()} is true.
+   * NodeCapabilities#fencing()} is true. The engine calls it on every node that granted an
+   * acquisition, with the maximum of their counters, so that any later majority meets the highest
+   * value. It changes neither the key's token nor its expiry, and never lowers the counter.
    *
    * @return a reply: true if the key held the token (the counter is now at least {@code atLeast})
    * @throws IllegalArgumentException for an empty key or token or a non-positive value
@@ -106,6 +115,23 @@ public interface LockNode extends AutoCloseable {
   /**
    * Reports the store's incarnation, uptime and durability. Only called on nodes whose {@link
    * NodeCapabilities#status()} is true.
+   *
+   * <p>With restart quarantine on, the engine calls this after awaiting every "acquired" or
+   * "extended" answer from the node, to decide whether that vote counts. Two requirements follow:
+   *
+   * <ul>
+   *   <li><b>Fresh.</b> A status obtained after awaiting a reply must describe the incarnation that
+   *       produced that reply, or a later one: never the incarnation from before a restart once the
+   *       restarted store has answered. Asking the store each time satisfies this; so does a cache
+   *       that is updated whenever the node opens a connection, because a restart breaks every
+   *       connection (so do not put a proxy that keeps client connections across server restarts
+   *       between the node and the store).
+   *   <li><b>Cheap.</b> It is on the acquisition's path: answer from such a cache when possible.
+   * </ul>
+   *
+   * <p>Incarnations never repeat; the uptime may be rounded down (never up).
+   *
+   * @throws IllegalStateException if the node is closed
    */
   default Reply<NodeStatus> status() {
     return Reply.failed(

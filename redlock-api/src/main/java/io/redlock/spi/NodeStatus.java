@@ -9,7 +9,8 @@ import java.util.Objects;
  *
  * @param incarnation an identity that changes whenever the store restarts (Redis {@code run_id},
  *     PostgreSQL's postmaster start time...)
- * @param uptime how long this incarnation has been up, by the store's clock
+ * @param uptime how long this incarnation has been up, by the store's clock; rounded down, never up
+ *     (restart quarantine counts on it being no longer than the truth)
  * @param durable true if the store keeps lock state across a restart (Redis AOF with {@code
  *     appendfsync always}, a logged PostgreSQL table with fsync on, journaled MongoDB writes); a
  *     store that is not durable forgets its locks when it restarts

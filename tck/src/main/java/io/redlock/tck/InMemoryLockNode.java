@@ -5,34 +5,71 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A lock node held in this JVM's memory: the reference implementation of the {@link LockNode}
- * contract, and a node for unit tests. Expiry follows the given {@link Ticker}, so a test can move
- * time forward by hand. Not a distributed lock: it excludes threads of one JVM only.
+ * contract, optional parts included (fencing counters and status), and a node for unit tests.
+ * Expiry and uptime follow the given {@link Ticker}, so a test can move time forward by hand. Not a
+ * distributed lock: it excludes threads of one JVM only.
+ *
+ * <p>{@link #restart()} simulates a crash and restart of the store: a new incarnation whose uptime
+ * starts at zero. A node created {@linkplain #InMemoryLockNode(String, Ticker, boolean) durable}
+ * keeps its keys and counters across it (like Redis with {@code appendfsync always}); otherwise
+ * they are lost, and counters start again from a floor that cannot be below a value handed out
+ * before: the wall clock in microseconds (the approach the Redis backend takes; it assumes the wall
+ * clock did not go back across the restart and that no counter was raised past it).
  */
 public final class InMemoryLockNode implements LockNode {
   private record Entry(String token, long expiresAtNanos) {}
 
   private final String name;
   private final Ticker ticker;
+  private final boolean durable;
   private final ConcurrentMap<String, Entry> keys = new ConcurrentHashMap<>();
+
+  /**
+   * Fencing counters, surviving release and expiry. Written only inside {@code keys.compute*} for
+   * the same key, so a counter changes atomically with its key.
+   */
+  private final ConcurrentMap<String, Long> fences = new ConcurrentHashMap<>();
+
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  /** A node named {@code name} whose expiry follows {@code ticker}. */
+  private volatile String incarnation = UUID.randomUUID().toString();
+  private volatile long startedAtNanos;
+
+  /** After a non-durable restart, where lost counters start again; 0 before any restart. */
+  private volatile long fenceFloor;
+
+  /** A node named {@code name} whose expiry follows {@code ticker}; not durable. */
   public InMemoryLockNode(String name, Ticker ticker) {
-    this.name = Objects.requireNonNull(name, "name");
-    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this(name, ticker, false);
   }
 
-  /** A node on the system's monotonic clock. */
+  /**
+   * A node named {@code name} whose expiry and uptime follow {@code ticker}.
+   *
+   * @param durable true if keys and counters survive {@link #restart()}
+   */
+  public InMemoryLockNode(String name, Ticker ticker, boolean durable) {
+    this.name = Objects.requireNonNull(name, "name");
+    this.ticker = Objects.requireNonNull(ticker, "ticker");
+    this.durable = durable;
+    this.startedAtNanos = ticker.read();
+  }
+
+  /** A node on the system's monotonic clock; not durable. */
   public InMemoryLockNode(String name) {
     this(name, Ticker.system());
   }
@@ -44,7 +81,7 @@ public final class InMemoryLockNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision();
+    return NodeCapabilities.millisecondPrecision().withFencing().withStatus();
   }
 
   @Override
@@ -55,6 +92,60 @@ public final class InMemoryLockNode implements LockNode {
     Entry mine = new Entry(token, now + ttl.toNanos());
     Entry after = keys.compute(key, (k, e) -> e == null || expired(e, now) ? mine : e);
     return Reply.of(AcquireResult.of(after == mine));
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    check(key, token);
+    LockNodeArguments.requireTtl(ttl, capabilities());
+    long now = ticker.read();
+    Entry mine = new Entry(token, now + ttl.toNanos());
+    long[] fence = {0};
+    keys.compute(
+        key,
+        (k, e) -> {
+          if (e != null && !expired(e, now)) {
+            return e;
+          }
+          // Under the key's lock: the counter moves together with the insert.
+          long next = Math.max(fences.getOrDefault(k, 0L), fenceFloor) + 1;
+          fences.put(k, next);
+          fence[0] = next;
+          return mine;
+        });
+    return Reply.of(fence[0] > 0 ? AcquireResult.acquired(fence[0]) : AcquireResult.HELD);
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    check(key, token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing value, got " + atLeast);
+    }
+    long now = ticker.read();
+    boolean[] raised = {false};
+    keys.computeIfPresent(
+        key,
+        (k, e) -> {
+          if (e.token().equals(token) && !expired(e, now)) {
+            raised[0] = true;
+            fences.merge(k, atLeast, Math::max);
+          }
+          return e;
+        });
+    return Reply.of(raised[0]);
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    checkOpen();
+    return Reply.of(
+        new NodeStatus(
+            incarnation,
+            Duration.ofNanos(Math.max(0, ticker.read() - startedAtNanos)),
+            durable,
+            Map.of("store", "in-memory (this JVM)")));
   }
 
   @Override
@@ -92,6 +183,26 @@ public final class InMemoryLockNode implements LockNode {
     return Reply.of(extended[0]);
   }
 
+  /**
+   * Simulates a crash and restart of the store: a new incarnation, uptime from zero and, unless the
+   * node is durable, every key and counter lost. Call it while no call is in flight.
+   */
+  public synchronized void restart() {
+    if (!durable) {
+      keys.clear();
+      fences.clear();
+      // A floor no counter handed out before can exceed: the wall clock in microseconds.
+      fenceFloor = Math.max(fenceFloor, Math.multiplyExact(System.currentTimeMillis(), 1000L));
+    }
+    incarnation = UUID.randomUUID().toString();
+    startedAtNanos = ticker.read();
+  }
+
+  /** True if keys and counters survive {@link #restart()}. */
+  public boolean durable() {
+    return durable;
+  }
+
   /** The token that holds {@code key} now, if any (expired keys have none). */
   public Optional<String> owner(String key) {
     Entry e = keys.get(key);
@@ -105,6 +216,28 @@ public final class InMemoryLockNode implements LockNode {
     return e == null || expired(e, now)
         ? Optional.empty()
         : Optional.of(Duration.ofNanos(e.expiresAtNanos() - now));
+  }
+
+  /** The fencing counter of {@code key}, if a fenced acquisition or a raise ever set it. */
+  public OptionalLong fence(String key) {
+    Long value = fences.get(key);
+    return value == null ? OptionalLong.empty() : OptionalLong.of(value);
+  }
+
+  /**
+   * Sets the fencing counter of {@code key} behind the contract's back, as another client's history
+   * would have; for tests that need a node whose counter is ahead of the others.
+   */
+  public void setFence(String key, long value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException("a fencing counter is positive, got " + value);
+    }
+    keys.compute(
+        key,
+        (k, e) -> {
+          fences.put(k, value);
+          return e;
+        });
   }
 
   /** How many keys are held now (expired ones not counted). */
@@ -124,11 +257,15 @@ public final class InMemoryLockNode implements LockNode {
   }
 
   private void check(String key, String token) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+  }
+
+  private void checkOpen() {
     if (closed.get()) {
       throw new IllegalStateException(name + " is closed");
     }
-    LockNodeArguments.requireKey(key);
-    LockNodeArguments.requireToken(token);
   }
 
   private static boolean expired(Entry e, long now) {

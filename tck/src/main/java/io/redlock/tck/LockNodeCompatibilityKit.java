@@ -9,6 +9,7 @@ import io.redlock.RedlockTransientException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.time.Duration;
@@ -79,6 +80,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       R9.x: failures are exceptions within a bounded time);
  *   <li>{@link #configuredSecret()}: the password your nodes are configured with, so that the kit
  *       can check it never shows in names or messages (R9.4, R11.4);
+ *   <li>{@link #restartStore()}: crash and restart the store (R12.11 and R13.3: fencing counters
+ *       and status across a restart);
  *   <li>{@link #expiryTolerance()} (default {@value #DEFAULT_EXPIRY_TOLERANCE_MILLIS} ms), {@link
  *       #replyTimeout()}, {@link #failureBound()}, {@link #keyPrefix()}: timing and naming.
  * </ul>
@@ -88,11 +91,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <p>Tests are grouped by rule in {@code @Nested} classes, in the manner of Micrometer's
  * compatibility kit and the Reactive Streams TCK (R0 setup, R1 conditional insert, R2 atomicity, R3
  * expiry, R4 compare-and-delete, R5 compare-and-extend, R6 key isolation, R7 unusual keys and
- * tokens, R8 input validation, R9 failure reporting, R10 thread safety, R11 lifecycle). Each test's
- * display name starts with its rule number, and each test's Javadoc says what to check in the
- * backend when it fails. Timing rules use TTLs of a few hundred milliseconds and judge expiry with
- * {@link #expiryTolerance()} of slack, so they hold on a busy machine; nothing in the kit measures
- * speed.
+ * tokens, R8 input validation, R9 failure reporting, R10 thread safety, R11 lifecycle, and for the
+ * optional parts of the SPI R12 fencing counters and R13 status, which skip with a reason on a node
+ * whose {@link NodeCapabilities} does not declare them). Each test's display name starts with its
+ * rule number, and each test's Javadoc says what to check in the backend when it fails. Timing
+ * rules use TTLs of a few hundred milliseconds and judge expiry with {@link #expiryTolerance()} of
+ * slack, so they hold on a busy machine; nothing in the kit measures speed.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 public abstract class LockNodeCompatibilityKit {
@@ -117,6 +121,9 @@ public abstract class LockNodeCompatibilityKit {
 
   /** The TTL of keys that a test waits to see expire. */
   private static final Duration SHORT_TTL = Duration.ofMillis(300);
+
+  /** How far R12 raises a counter: far beyond anything a clock-based counter reaches in a test. */
+  static final long FENCE_JUMP = 1_000_000_000_000L;
 
   /** How long the multi-threaded rules may take in all before they count as hanging. */
   private static final Duration RACE_TIMEOUT = Duration.ofSeconds(60);
@@ -199,6 +206,16 @@ public abstract class LockNodeCompatibilityKit {
    */
   protected Optional<String> configuredSecret() {
     return Optional.empty();
+  }
+
+  /**
+   * Crashes and restarts the store under test, as {@code kill -9} and a fresh start would, and
+   * returns true once it answers again; returns false by default, which skips the rules that need
+   * it (R12.11, R13.3). Node instances open before the restart are kept and used again after it, as
+   * an application would. Only called by rules for the optional parts (fencing, status).
+   */
+  protected boolean restartStore() {
+    return false;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1705,6 +1722,540 @@ public abstract class LockNodeCompatibilityKit {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // R12 Fencing counters (optional)
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * R12: fencing counters, for nodes that declare {@link NodeCapabilities#fencing()}; skipped with
+   * a reason otherwise. The engine builds quorum-wide fencing tokens on these: the maximum of the
+   * granting nodes' counters, written back to them with {@code raiseFence}.
+   */
+  @Nested
+  @DisplayName("R12 Fencing counters: per-key counters that only go up (if declared)")
+  class R12Fencing {
+
+    /**
+     * R12.1: {@code tryAcquireFenced} of an absent key acquires it for the caller's token, stored
+     * exactly as {@code tryAcquire} stores it, and returns a positive fence; on a held key it
+     * answers not acquired (fence 0) and the holder keeps the key.
+     *
+     * <p>If this fails, check that the fenced insert has the same condition and the same stored
+     * form as the plain one (the counter lives beside the key, e.g. in a second Redis key or a
+     * column, never inside the token), and that the reply carries the counter only when acquired
+     * ({@code AcquireResult.acquired(fence)}).
+     */
+    @Test
+    @DisplayName("R12.1 a fenced acquire sets the key like tryAcquire and returns a positive fence")
+    void r12_1_fencedAcquire() {
+      requireFencing("R12.1");
+      String key = key("r12.1");
+      String owner = token();
+      long fence = acquireFenced(node(), key, owner, LONG_TTL, "R12.1");
+      assertThat(fence).as("R12.1: fence of a fenced acquire of an absent key").isPositive();
+      assertHeldBy(key, owner, "R12.1");
+      assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.1"))
+          .as("R12.1: a fenced acquire of a held key must answer not acquired (fence 0)")
+          .isZero();
+      assertHeldBy(key, owner, "R12.1 (after another token's fenced acquire)");
+      assertThat(release(node(), key, owner))
+          .as("R12.1: the holder's release of a key taken with tryAcquireFenced")
+          .isTrue();
+    }
+
+    /**
+     * R12.2: the counter survives release: each fenced acquisition after a release returns more
+     * than the one before.
+     *
+     * <p>If this fails, the counter is deleted with the key: keep it in a separate key or row that
+     * release does not touch.
+     */
+    @Test
+    @DisplayName("R12.2 the counter survives release: each new acquisition gets a higher fence")
+    void r12_2_survivesRelease() {
+      requireFencing("R12.2");
+      String key = key("r12.2");
+      long previous = 0;
+      for (int i = 0; i < 3; i++) {
+        String owner = token();
+        long fence = acquireFenced(node(), key, owner, LONG_TTL, "R12.2");
+        assertThat(fence)
+            .as(
+                "R12.2: fence of acquisition %d after a release (the one before got %d)",
+                i, previous)
+            .isGreaterThan(previous);
+        previous = fence;
+        assertThat(release(node(), key, owner)).isTrue();
+      }
+    }
+
+    /**
+     * R12.3: the counter survives expiry: a fenced acquisition of a key whose previous holder
+     * expired returns more than that holder's fence.
+     *
+     * <p>If this fails, the counter expires with the key (a TTL on the counter, or a row replaced
+     * as a whole): give the counter no expiry, and keep it when an expired key is taken over.
+     */
+    @Test
+    @DisplayName("R12.3 the counter survives expiry: the next holder gets a higher fence")
+    void r12_3_survivesExpiry() {
+      requireFencing("R12.3");
+      String key = key("r12.3");
+      Duration ttl = ttl(SHORT_TTL);
+      long start = System.nanoTime();
+      long first = acquireFenced(node(), key, token(), ttl, "R12.3");
+      assertThat(first).isPositive();
+      sleepUntil(start + ttl.plus(expiryTolerance()).toNanos());
+      long second = acquireFenced(node(), key, token(), LONG_TTL, "R12.3");
+      assertThat(second)
+          .as("R12.3: fence after the previous holder (fence %d) expired", first)
+          .isGreaterThan(first);
+    }
+
+    /**
+     * R12.4: plain operations and fenced ones mix: a plain {@code tryAcquire} neither needs nor
+     * lowers the counter, and a key taken with {@code tryAcquireFenced} is extended and released by
+     * the ordinary calls.
+     *
+     * <p>If this fails, check that tryAcquire, extend and release did not change: the fenced
+     * variant must only add the counter beside the key.
+     */
+    @Test
+    @DisplayName("R12.4 plain and fenced operations mix; plain ones leave the counter alone")
+    void r12_4_plainAndFencedMix() {
+      requireFencing("R12.4");
+      String key = key("r12.4");
+      String first = token();
+      long f1 = acquireFenced(node(), key, first, LONG_TTL, "R12.4");
+      assertThat(extend(node(), key, first, LONG_TTL))
+          .as("R12.4: extend of a key taken with tryAcquireFenced, by its holder")
+          .isTrue();
+      assertThat(release(node(), key, first))
+          .as("R12.4: release of a key taken with tryAcquireFenced, by its holder")
+          .isTrue();
+      String plain = token();
+      assertThat(acquire(node(), key, plain, LONG_TTL))
+          .as("R12.4: a plain tryAcquire of a key whose counter exists")
+          .isTrue();
+      assertHeldBy(key, plain, "R12.4");
+      assertThat(release(node(), key, plain)).isTrue();
+      long f2 = acquireFenced(node(), key, token(), LONG_TTL, "R12.4");
+      assertThat(f2)
+          .as("R12.4: fence after a plain acquire and release (the fenced one before got %d)", f1)
+          .isGreaterThan(f1);
+    }
+
+    /**
+     * R12.5: {@code raiseFence} by the holder raises the counter, so the next acquisition returns
+     * more than the raised value; raising to a lower value answers true and lowers nothing.
+     *
+     * <p>If this fails, check the raise: {@code if the key holds the token then counter =
+     * max(counter, atLeast)}, atomically, answering true whenever the key holds the token.
+     */
+    @Test
+    @DisplayName("R12.5 raiseFence by the holder raises the counter and never lowers it")
+    void r12_5_raiseByHolder() {
+      requireFencing("R12.5");
+      String key = key("r12.5");
+      String first = token();
+      long f1 = acquireFenced(node(), key, first, LONG_TTL, "R12.5");
+      long raised = f1 + FENCE_JUMP;
+      assertThat(raiseFence(node(), key, first, raised))
+          .as("R12.5: raiseFence by the holder")
+          .isTrue();
+      assertHeldBy(key, first, "R12.5 (after raiseFence)");
+      assertThat(release(node(), key, first)).isTrue();
+      String second = token();
+      long f2 = acquireFenced(node(), key, second, LONG_TTL, "R12.5");
+      assertThat(f2)
+          .as("R12.5: fence after the holder raised the counter to %d", raised)
+          .isGreaterThan(raised);
+      assertThat(raiseFence(node(), key, second, 1))
+          .as("R12.5: raiseFence by the holder to a value below the counter still answers true")
+          .isTrue();
+      assertThat(release(node(), key, second)).isTrue();
+      assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.5"))
+          .as("R12.5: fence after a raise to 1 (it must not lower the counter below %d)", f2)
+          .isGreaterThan(f2);
+    }
+
+    /**
+     * R12.6: {@code raiseFence} with another token, on a released key or on an expired key answers
+     * false and changes nothing.
+     *
+     * <p>If this fails, check that the raise compares the token and treats an expired key as
+     * absent, in the same atomic step as the raise (Redis: one script; SQL: the condition in the
+     * UPDATE's WHERE clause).
+     */
+    @Test
+    @DisplayName("R12.6 raiseFence with a wrong token, or on a released or expired key, is refused")
+    void r12_6_raiseRefused() {
+      requireFencing("R12.6");
+      String key = key("r12.6");
+      String owner = token();
+      long f1 = acquireFenced(node(), key, owner, LONG_TTL, "R12.6");
+      long raised = f1 + FENCE_JUMP;
+      assertThat(raiseFence(node(), key, token(), raised))
+          .as("R12.6: raiseFence with another token than the holder's")
+          .isFalse();
+      assertThat(release(node(), key, owner)).isTrue();
+      assertThat(raiseFence(node(), key, owner, raised))
+          .as("R12.6: raiseFence by the former holder after it released the key")
+          .isFalse();
+      Duration ttl = ttl(SHORT_TTL);
+      String shortLived = token();
+      long start = System.nanoTime();
+      long f2 = acquireFenced(node(), key, shortLived, ttl, "R12.6");
+      sleepUntil(start + ttl.plus(expiryTolerance()).toNanos());
+      assertThat(raiseFence(node(), key, shortLived, raised))
+          .as("R12.6: raiseFence by a holder whose key has expired")
+          .isFalse();
+      long f3 = acquireFenced(node(), key, token(), LONG_TTL, "R12.6");
+      assertThat(f3)
+          .as("R12.6: fence after three refused raises to %d", raised)
+          .isGreaterThan(f2)
+          .isLessThan(raised);
+    }
+
+    /**
+     * R12.7: {@code raiseFence} leaves the lock as it was: the holder keeps it, and it still
+     * expires at its own time.
+     *
+     * <p>If this fails, the raise rewrites the key (a {@code SET} without {@code PX} drops the
+     * expiry; an UPDATE that also sets the expiry moves it).
+     */
+    @Test
+    @DisplayName("R12.7 raiseFence changes neither the key's holder nor its expiry")
+    void r12_7_raiseLeavesLockAlone() {
+      requireFencing("R12.7");
+      String key = key("r12.7");
+      String owner = token();
+      Duration ttl = ttl(SHORT_TTL);
+      long start = System.nanoTime();
+      long fence = acquireFenced(node(), key, owner, ttl, "R12.7");
+      assertThat(raiseFence(node(), key, owner, fence + 1)).as("R12.7: raiseFence").isTrue();
+      inspector()
+          .ifPresent(
+              backdoor ->
+                  assertThat(inspectPresent(backdoor, key, "R12.7").owner())
+                      .as("R12.7: owner read through the backdoor after raiseFence")
+                      .isEqualTo(owner));
+      sleepUntil(start + ttl.plus(expiryTolerance()).toNanos());
+      assertAbsent(key, "R12.7: after its TTL (raiseFence must not move the expiry)");
+    }
+
+    /**
+     * R12.8: under contention, holders in turn get increasing fences: {@value #THREADS} threads on
+     * {@value #CLIENTS} node instances compete for one key, and each winner records its fence and
+     * the order in which it held the key, then releases it; in that order the fences strictly
+     * increase.
+     *
+     * <p>If this fails while R12.2 passes, the counter is not changed in the same atomic step as
+     * the insert (a separate statement or transaction, or a client-side read-modify-write).
+     */
+    @Test
+    @DisplayName("R12.8 holders taking turns under contention get strictly increasing fences")
+    void r12_8_increasingUnderContention() throws InterruptedException {
+      requireFencing("R12.8");
+      String key = key("r12.8");
+      List<LockNode> clients = new ArrayList<>();
+      for (int i = 0; i < CLIENTS; i++) {
+        clients.add(newNode());
+      }
+      AtomicInteger turn = new AtomicInteger();
+      Map<Integer, Long> fenceOfTurn = new java.util.concurrent.ConcurrentHashMap<>();
+      try (Race race = new Race(THREADS, "r12.8")) {
+        race.run(
+            i ->
+                () -> {
+                  LockNode n = clients.get(i % CLIENTS);
+                  for (int attempt = 0; attempt < ROUNDS; attempt++) {
+                    String mine = token();
+                    AcquireResult result =
+                        await(n.tryAcquireFenced(key, mine, LONG_TTL), "tryAcquireFenced");
+                    if (result.acquired()) {
+                      // Holding the key orders the turns: no other thread is between here and
+                      // the release below.
+                      fenceOfTurn.put(turn.incrementAndGet(), result.fence());
+                      await(n.release(key, mine), "release");
+                    }
+                  }
+                  return null;
+                },
+            RACE_TIMEOUT);
+      }
+      List<Long> fences = new ArrayList<>(new java.util.TreeMap<>(fenceOfTurn).values());
+      assertThat(fences).as("R12.8: turns taken (some thread must have won)").isNotEmpty();
+      for (int i = 1; i < fences.size(); i++) {
+        assertThat(fences.get(i))
+            .as(
+                "R12.8: fence of turn %d (turn %d had %d); all: %s",
+                i + 1, i, fences.get(i - 1), fences)
+            .isGreaterThan(fences.get(i - 1));
+      }
+    }
+
+    /**
+     * R12.9: the counter is changed atomically with the insert even when holders overlap because
+     * keys expire under them: {@value #THREADS} threads on {@value #CLIENTS} node instances acquire
+     * one key with a TTL of a few milliseconds, without releasing, for up to a second, and no two
+     * acquisitions get the same fence.
+     *
+     * <p>If this fails, two acquisitions read the same counter: the increment is a separate
+     * read-then-write (move it into the insert's script or statement), or runs at an isolation
+     * level that lets two transactions read the same value.
+     */
+    @Test
+    @DisplayName("R12.9 overlapping acquisitions of an expiring key never get the same fence")
+    void r12_9_distinctUnderExpiry() throws InterruptedException {
+      requireFencing("R12.9");
+      String key = key("r12.9");
+      Duration tiny = ttl(Duration.ofMillis(2));
+      List<LockNode> clients = new ArrayList<>();
+      for (int i = 0; i < CLIENTS; i++) {
+        clients.add(newNode());
+      }
+      Queue<Long> fences = new ConcurrentLinkedQueue<>();
+      AtomicInteger acquisitions = new AtomicInteger();
+      long until = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+      try (Race race = new Race(THREADS, "r12.9")) {
+        race.run(
+            i ->
+                () -> {
+                  LockNode n = clients.get(i % CLIENTS);
+                  // Bounded in count and time; stops early once enough acquisitions overlapped.
+                  for (int attempt = 0;
+                      attempt < 400 && acquisitions.get() < 100 && System.nanoTime() - until < 0;
+                      attempt++) {
+                    AcquireResult result =
+                        await(n.tryAcquireFenced(key, token(), tiny), "tryAcquireFenced");
+                    if (result.acquired()) {
+                      fences.add(result.fence());
+                      acquisitions.incrementAndGet();
+                    } else {
+                      Thread.sleep(1); // let the key expire under the racers, not spin
+                    }
+                  }
+                  return null;
+                },
+            RACE_TIMEOUT);
+      }
+      Map<Long, Long> counts =
+          fences.stream()
+              .collect(
+                  java.util.stream.Collectors.groupingBy(
+                      Function.identity(), java.util.stream.Collectors.counting()));
+      counts.values().removeIf(c -> c == 1);
+      assertThat(fences).as("R12.9: acquisitions (some must have succeeded)").isNotEmpty();
+      assertThat(counts)
+          .as("R12.9: fences handed out more than once (value -> times), of %d", fences.size())
+          .isEmpty();
+    }
+
+    /**
+     * R12.10: {@code tryAcquireFenced} and {@code raiseFence} check their arguments like the other
+     * calls (an {@link IllegalArgumentException} from the method, for an empty key or token, an
+     * unusable TTL or a value that is not positive), and throw {@link IllegalStateException} naming
+     * the node after close.
+     *
+     * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments} and the closed check first
+     * thing in both methods, as in the others.
+     */
+    @Test
+    @DisplayName("R12.10 fenced calls reject bad arguments, and throw after close")
+    void r12_10_validation() {
+      requireFencing("R12.10");
+      LockNode n = node();
+      String key = key("r12.10");
+      assertRejected(
+          "tryAcquireFenced with an empty key", () -> n.tryAcquireFenced("", token(), LONG_TTL));
+      assertRejected(
+          "tryAcquireFenced with a null key", () -> n.tryAcquireFenced(null, token(), LONG_TTL));
+      assertRejected(
+          "tryAcquireFenced with an empty token", () -> n.tryAcquireFenced(key, "", LONG_TTL));
+      assertRejected(
+          "tryAcquireFenced with a zero TTL",
+          () -> n.tryAcquireFenced(key, token(), Duration.ZERO));
+      assertRejected(
+          "tryAcquireFenced with a negative TTL",
+          () -> n.tryAcquireFenced(key, token(), Duration.ofMillis(-5)));
+      assertRejected("raiseFence with an empty key", () -> n.raiseFence("", token(), 5));
+      assertRejected("raiseFence with a null token", () -> n.raiseFence(key, null, 5));
+      assertRejected("raiseFence with 0", () -> n.raiseFence(key, token(), 0));
+      assertRejected("raiseFence with a negative value", () -> n.raiseFence(key, token(), -7));
+      LockNode closing = newNode();
+      String name = closing.name();
+      closeByKit(closing);
+      Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
+      calls.put("tryAcquireFenced", () -> closing.tryAcquireFenced(key, token(), LONG_TTL));
+      calls.put("raiseFence", () -> closing.raiseFence(key, token(), 5));
+      for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
+        assertThat(thrownByCall(call.getValue()))
+            .as("R12.10: %s after close", call.getKey())
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining(name);
+      }
+    }
+
+    /**
+     * R12.11 (needs {@link #restartStore()}): the counter never goes backwards, even across a crash
+     * and restart of the store: the first fenced acquisition after the restart returns more than
+     * the last one before.
+     *
+     * <p>If this fails on a store that loses data in a crash, start a lost counter from a floor
+     * that cannot be below anything handed out before, e.g. {@code max(counter + 1, server time in
+     * microseconds)} (the Redis backend's script); on a durable store, check that the counter is
+     * written durably with the key.
+     */
+    @Test
+    @DisplayName("R12.11 the counter never goes backwards across a restart of the store")
+    void r12_11_monotonicAcrossRestart() {
+      requireFencing("R12.11");
+      String key = key("r12.11");
+      String before = token();
+      long f1 = acquireFenced(node(), key, before, LONG_TTL, "R12.11");
+      requireRestart("R12.11");
+      LockNode after = newNode();
+      // A durable store still holds the key: free it (a store that lost it answers false).
+      await(after.release(key, before), "release after the restart");
+      long f2 = acquireFenced(after, key, token(), LONG_TTL, "R12.11");
+      assertThat(f2)
+          .as("R12.11: first fence after the restart (the last one before was %d)", f1)
+          .isGreaterThan(f1);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // R13 Status (optional)
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * R13: status reports, for nodes that declare {@link NodeCapabilities#status()}; skipped with a
+   * reason otherwise. Restart quarantine relies on them.
+   */
+  @Nested
+  @DisplayName("R13 Status: incarnation, uptime and durability (if declared)")
+  class R13Status {
+
+    /**
+     * R13.1: {@code status()} answers a non-blank incarnation, the same from every node instance on
+     * the store, an uptime that grows with time (rounded down, never up), and details without
+     * secrets.
+     *
+     * <p>If this fails, check the source of the incarnation (Redis {@code run_id}, the server's
+     * start time) and of the uptime (in the right unit; a cached value must be extrapolated with a
+     * monotonic clock), and keep passwords out of the details.
+     */
+    @Test
+    @DisplayName("R13.1 status() reports one incarnation and an uptime that grows")
+    void r13_1_statusIsWellFormed() {
+      requireStatus("R13.1");
+      long before = System.nanoTime();
+      NodeStatus first = status(node(), "R13.1");
+      assertThat(first.incarnation()).as("R13.1: incarnation").isNotBlank();
+      first
+          .details()
+          .forEach(
+              (k, v) -> {
+                assertNoSecret(k, "R13.1: a key of status().details()");
+                assertNoSecret(v, "R13.1: detail '" + k + "'");
+              });
+      NodeStatus other = status(newNode(), "R13.1");
+      assertThat(other.incarnation())
+          .as("R13.1: incarnation reported by a second node instance on the same store")
+          .isEqualTo(first.incarnation());
+      sleepUntil(System.nanoTime() + Duration.ofMillis(1200).toNanos());
+      NodeStatus later = status(node(), "R13.1");
+      long elapsed = System.nanoTime() - before;
+      assertThat(later.incarnation())
+          .as("R13.1: incarnation 1.2 s later")
+          .isEqualTo(first.incarnation());
+      assertThat(later.uptime())
+          .as("R13.1: uptime 1.2 s after an uptime of %s", first.uptime())
+          .isGreaterThanOrEqualTo(first.uptime().plusMillis(200))
+          .isLessThanOrEqualTo(first.uptime().plusNanos(elapsed).plusSeconds(1));
+    }
+
+    /**
+     * R13.2: {@code status()} throws {@link IllegalStateException} naming the node after close.
+     *
+     * <p>If this fails, check the closed flag first thing in {@code status()}, as in the others.
+     */
+    @Test
+    @DisplayName("R13.2 status() after close throws IllegalStateException naming the node")
+    void r13_2_statusAfterClose() {
+      requireStatus("R13.2");
+      LockNode n = newNode();
+      String name = n.name();
+      closeByKit(n);
+      assertThat(thrownByCall(n::status))
+          .as("R13.2: status() after close")
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+    }
+
+    /**
+     * R13.3 (needs {@link #restartStore()}): after a crash and restart of the store, a node
+     * instance that was open before reports the new incarnation, with an uptime that started again,
+     * as soon as it has had one answer from the restarted store; and a store that reports itself
+     * durable still holds the keys it held.
+     *
+     * <p>If this fails with the old incarnation, the status comes from a cache that a restart does
+     * not refresh: check the incarnation whenever a connection is opened (a restart breaks them
+     * all), or ask the store each time. If a durable store lost its keys, it is not durable: report
+     * {@code durable=false} for that configuration (Redis: AOF with {@code appendfsync always}
+     * only).
+     */
+    @Test
+    @DisplayName("R13.3 after a restart, a node open before reports the new incarnation")
+    void r13_3_restartIsReported() {
+      requireStatus("R13.3");
+      LockNode n = node();
+      NodeStatus before = status(n, "R13.3");
+      String key = key("r13.3");
+      String owner = token();
+      assertThat(acquire(n, key, owner, LONG_TTL)).isTrue();
+      long restartedAt = System.nanoTime();
+      requireRestart("R13.3");
+      answerOnce(n, "R13.3");
+      NodeStatus after = status(n, "R13.3");
+      assertThat(after.incarnation())
+          .as(
+              "R13.3: incarnation after the restart, from a node open before it, once it had an"
+                  + " answer from the restarted store (before: %s)",
+              before.incarnation())
+          .isNotEqualTo(before.incarnation());
+      assertThat(after.uptime())
+          .as("R13.3: uptime after the restart")
+          .isLessThanOrEqualTo(Duration.ofNanos(System.nanoTime() - restartedAt).plusSeconds(1));
+      assertThat(status(newNode(), "R13.3").incarnation())
+          .as("R13.3: incarnation reported by a node opened after the restart")
+          .isEqualTo(after.incarnation());
+      if (after.durable()) {
+        assertHeldBy(key, owner, "R13.3 a store that reports durable=true after a restart:");
+      }
+    }
+
+    /** Makes calls on {@code n} until one is answered (the first after a restart may fail). */
+    private void answerOnce(LockNode n, String rule) {
+      long deadline = System.nanoTime() + replyTimeout().toNanos();
+      RuntimeException last = null;
+      for (int i = 0; i < 50 && System.nanoTime() - deadline < 0; i++) {
+        try {
+          String probe = token();
+          if (acquire(n, key(rule + "-probe"), probe, LONG_TTL)) {
+            return;
+          }
+        } catch (RedlockException e) {
+          last = e; // a connection broken by the restart: the next call opens a new one
+        }
+        sleepUntil(System.nanoTime() + Duration.ofMillis(100).toNanos());
+      }
+      throw new AssertionError(
+          rule + ": the node open before the restart never had an answer afterwards", last);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Helpers
   // ---------------------------------------------------------------------------------------------
 
@@ -1874,6 +2425,58 @@ public abstract class LockNodeCompatibilityKit {
   /** {@code extend} and await the answer. */
   protected final boolean extend(LockNode n, String key, String token, Duration ttl) {
     return await(n.extend(key, token, ttl), "extend");
+  }
+
+  /**
+   * {@code tryAcquireFenced} and await the answer; a key acquired here is released after the test.
+   *
+   * @return the fence if acquired (checked to be positive), 0 if not
+   */
+  protected final long acquireFenced(
+      LockNode n, String key, String token, Duration ttl, String rule) {
+    AcquireResult result = await(n.tryAcquireFenced(key, token, ttl), "tryAcquireFenced");
+    if (result.acquired()) {
+      held.add(new Held(key, token));
+      assertThat(result.fence())
+          .as(
+              "%s: tryAcquireFenced answered acquired without a fence; answer"
+                  + " AcquireResult.acquired(counter)",
+              rule)
+          .isPositive();
+    }
+    return result.fence();
+  }
+
+  /** {@code raiseFence} and await the answer. */
+  protected final boolean raiseFence(LockNode n, String key, String token, long atLeast) {
+    return await(n.raiseFence(key, token, atLeast), "raiseFence");
+  }
+
+  private NodeStatus status(LockNode n, String rule) {
+    return await(n.status(), rule + ": status()");
+  }
+
+  private void requireFencing(String rule) {
+    Assumptions.assumeTrue(
+        node().capabilities().fencing(),
+        rule
+            + " skipped: the node does not declare fencing counters"
+            + " (capabilities().fencing() is false)");
+  }
+
+  private void requireStatus(String rule) {
+    Assumptions.assumeTrue(
+        node().capabilities().status(),
+        rule + " skipped: the node does not report its status (capabilities().status() is false)");
+  }
+
+  /** Restarts the store, or skips the rule if the subclass cannot. */
+  private void requireRestart(String rule) {
+    Assumptions.assumeTrue(
+        restartStore(),
+        rule
+            + " skipped: override restartStore() to crash and restart the store under test and"
+            + " enable it");
   }
 
   /** The key is held, by {@code owner} if the backdoor can tell. Probes with tryAcquire. */

@@ -115,8 +115,8 @@ final class PendingReply<T> implements Reply<T> {
       }
       Object reply;
       try {
-        // The rest of a reply follows its first byte at once; the socket timeout bounds a
-        // pathological stall, and equals the pooled default so no system call is needed.
+        // The rest of a reply follows its first byte at once; a stall is bounded by the timeout
+        // in force (see readReply) or else the socket timeout.
         reply = connection.readReply(node.socketTimeoutMillis());
       } catch (JedisNoScriptException e) {
         if (operation.fallback() != null && !fellBack) {
@@ -124,7 +124,7 @@ final class PendingReply<T> implements Reply<T> {
           // caches it again, on the same connection.
           fellBack = true;
           try {
-            connection.send(operation.fallback());
+            connection.send(operation.fallback().get());
           } catch (RuntimeException sendFailed) {
             throw broken(connection, sendFailed);
           }

@@ -5,6 +5,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -17,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
@@ -25,12 +27,12 @@ import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionFactory;
-import redis.clients.jedis.ConnectionPool;
-import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Protocol;
+import redis.clients.jedis.args.Rawable;
+import redis.clients.jedis.util.SafeEncoder;
 
 /**
  * One Redis server as a lock node, over a pool of Jedis connections.
@@ -45,12 +47,30 @@ public final class RedisNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(RedisNode.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
 
+  /**
+   * An idle connection older than this is closed rather than reused: something on the way may have
+   * dropped it (commons-pool2's evictor default, which this node used before).
+   */
+  private static final Duration MAX_IDLE = Duration.ofSeconds(60);
+
+  private static final NodeCapabilities CAPABILITIES =
+      NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+  private static final Rawable ONE_KEY = bytes("1");
+  private static final Rawable RELEASE_SHA = bytes(Scripts.RELEASE_SHA);
+  private static final Rawable EXTEND_SHA = bytes(Scripts.EXTEND_SHA);
+
   private final RedisNodeSettings settings;
   private final String name;
   private final RedisErrors errors;
-  private final ConnectionPool pool;
+  private final MuxPool pool;
   private final ThreadPoolExecutor background;
   private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** The server's incarnation as seen on new connections, for {@link #status()}. */
+  private final RedisIncarnation incarnation;
+
+  /** The PX argument of the TTL used last: nearly every caller uses one TTL for all its locks. */
+  private volatile PxArgument lastPx;
 
   /** Creates the node; connects lazily (a down node can be created and fails per call). */
   public RedisNode(RedisNodeSettings settings) {
@@ -83,7 +103,9 @@ public final class RedisNode implements LockNode {
     }
     DefaultJedisClientConfig clientConfig = config.build();
     HostAndPort address = new HostAndPort(settings.host(), settings.port());
+    this.incarnation = new RedisIncarnation(this);
     MuxConnection.Builder connections = new MuxConnection.Builder();
+    connections.onConnect(incarnation::connected);
     connections
         .socketFactory(new DefaultJedisSocketFactory(address, clientConfig))
         .clientConfig(clientConfig);
@@ -94,16 +116,7 @@ public final class RedisNode implements LockNode {
             .hostAndPort(address)
             .build();
 
-    ConnectionPoolConfig poolConfig = new ConnectionPoolConfig();
-    poolConfig.setMaxTotal(settings.poolSize());
-    poolConfig.setMaxIdle(settings.poolSize());
-    poolConfig.setMinIdle(0);
-    poolConfig.setBlockWhenExhausted(true);
-    poolConfig.setMaxWait(settings.connectTimeout());
-    poolConfig.setJmxEnabled(false);
-    // idle connections are pinged now and then so that a dead one is found before a lock needs it
-    poolConfig.setTestWhileIdle(true);
-    this.pool = new ConnectionPool(factory, poolConfig);
+    this.pool = new MuxPool(factory, settings.poolSize(), MAX_IDLE);
 
     this.background =
         new ThreadPoolExecutor(
@@ -131,8 +144,8 @@ public final class RedisNode implements LockNode {
       background.execute(
           () -> {
             try {
-              pool.addObjects(1);
-            } catch (RuntimeException e) {
+              pool.addIdle();
+            } catch (Exception e) {
               log.debug(
                   "{}: could not open a first connection: {}", name, errors.scrub(e.toString()));
             }
@@ -149,7 +162,7 @@ public final class RedisNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision();
+    return CAPABILITIES;
   }
 
   /** The settings this node runs with. */
@@ -162,13 +175,13 @@ public final class RedisNode implements LockNode {
     checkOpen();
     LockNodeArguments.requireKey(key);
     LockNodeArguments.requireToken(token);
-    long px = ttlMillis(ttl);
+    Rawable px = pxArgument(ttl);
     CommandArguments set =
         new CommandArguments(Protocol.Command.SET)
-            .add(stored(key))
-            .add(token)
-            .add("NX")
-            .add("PX")
+            .add(bytes(stored(key)))
+            .add(bytes(token))
+            .add(Protocol.Keyword.NX)
+            .add(Protocol.Keyword.PX)
             .add(px);
     return start(
         new Operation<>(
@@ -180,7 +193,9 @@ public final class RedisNode implements LockNode {
                 return AcquireResult.HELD;
               }
               if (reply instanceof byte[] bytes
-                  && "OK".equals(new String(bytes, StandardCharsets.UTF_8))) {
+                  && bytes.length == 2
+                  && bytes[0] == 'O'
+                  && bytes[1] == 'K') {
                 return AcquireResult.ACQUIRED;
               }
               throw unexpected("SET NX PX", reply);
@@ -196,8 +211,8 @@ public final class RedisNode implements LockNode {
     return start(
         new Operation<>(
             "compare-and-delete (EVALSHA)",
-            script(Protocol.Command.EVALSHA, Scripts.RELEASE_SHA, k, token),
-            script(Protocol.Command.EVAL, Scripts.RELEASE, k, token),
+            script(Protocol.Command.EVALSHA, RELEASE_SHA, k, token),
+            () -> script(Protocol.Command.EVAL, bytes(Scripts.RELEASE), k, token),
             reply -> isOne(reply, "compare-and-delete")));
   }
 
@@ -206,23 +221,54 @@ public final class RedisNode implements LockNode {
     checkOpen();
     LockNodeArguments.requireKey(key);
     LockNodeArguments.requireToken(token);
-    String px = Long.toString(ttlMillis(ttl));
+    Rawable px = pxArgument(ttl);
     String k = stored(key);
     return start(
         new Operation<>(
             "compare-and-extend (EVALSHA)",
-            script(Protocol.Command.EVALSHA, Scripts.EXTEND_SHA, k, token, px),
-            script(Protocol.Command.EVAL, Scripts.EXTEND, k, token, px),
+            script(Protocol.Command.EVALSHA, EXTEND_SHA, k, token, px),
+            () -> script(Protocol.Command.EVAL, bytes(Scripts.EXTEND), k, token, px),
             reply -> isOne(reply, "compare-and-extend")));
   }
 
   private static CommandArguments script(
-      Protocol.Command command, String scriptOrSha, String key, String... args) {
-    CommandArguments out = new CommandArguments(command).add(scriptOrSha).add(1).add(key);
-    for (String arg : args) {
-      out.add(arg);
+      Protocol.Command command, Rawable scriptOrSha, String key, String token) {
+    return new CommandArguments(command)
+        .add(scriptOrSha)
+        .add(ONE_KEY)
+        .add(bytes(key))
+        .add(bytes(token));
+  }
+
+  private static CommandArguments script(
+      Protocol.Command command, Rawable scriptOrSha, String key, String token, Rawable px) {
+    return script(command, scriptOrSha, key, token).add(px);
+  }
+
+  /**
+   * A command argument already in bytes. Jedis copies a byte[] argument and encodes a String one
+   * into a fresh array that it copies again; a Rawable goes through as it is.
+   */
+  private record Bytes(byte[] raw) implements Rawable {
+    @Override
+    public byte[] getRaw() {
+      return raw;
     }
-    return out;
+  }
+
+  private static Rawable bytes(String s) {
+    return new Bytes(SafeEncoder.encode(s));
+  }
+
+  private record PxArgument(Duration ttl, Rawable millis) {}
+
+  private Rawable pxArgument(Duration ttl) {
+    PxArgument last = lastPx;
+    if (last == null || !last.ttl().equals(ttl)) {
+      last = new PxArgument(ttl, bytes(Long.toString(ttlMillis(ttl))));
+      lastPx = last; // a TTL equal to this one was checked when it was cached
+    }
+    return last.millis();
   }
 
   private Boolean isOne(Object reply, String operation) {
@@ -247,6 +293,122 @@ public final class RedisNode implements LockNode {
         null);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Fencing counters and status (optional parts of the SPI)
+
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    String px = Long.toString(ttlMillis(ttl));
+    String k = stored(key);
+    String fence = fenceKey(key);
+    return start(
+        new Operation<>(
+            "fenced acquire (EVALSHA)",
+            twoKeyScript(Protocol.Command.EVALSHA, Scripts.ACQUIRE_FENCED_SHA, k, fence, token, px),
+            () -> twoKeyScript(Protocol.Command.EVAL, Scripts.ACQUIRE_FENCED, k, fence, token, px),
+            reply -> {
+              if (reply == null) {
+                return AcquireResult.HELD;
+              }
+              if (reply instanceof byte[] bytes) {
+                try {
+                  long value = Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
+                  if (value > 0) {
+                    return AcquireResult.acquired(value);
+                  }
+                } catch (NumberFormatException e) {
+                  // reported below
+                }
+              }
+              throw unexpected("fenced acquire", reply);
+            }));
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing value, got " + atLeast);
+    }
+    String value = Long.toString(atLeast);
+    String k = stored(key);
+    String fence = fenceKey(key);
+    return start(
+        new Operation<>(
+            "fence write-back (EVALSHA)",
+            twoKeyScript(Protocol.Command.EVALSHA, Scripts.RAISE_FENCE_SHA, k, fence, token, value),
+            () -> twoKeyScript(Protocol.Command.EVAL, Scripts.RAISE_FENCE, k, fence, token, value),
+            reply -> isOne(reply, "fence write-back")));
+  }
+
+  /**
+   * The status, from what new connections recorded (see {@link RedisIncarnation}); the first call
+   * asks the server, and from then on every new connection reads the incarnation first.
+   */
+  @Override
+  public Reply<NodeStatus> status() {
+    checkOpen();
+    incarnation.watch();
+    RedisIncarnation.Observation seen = incarnation.latest();
+    if (seen != null) {
+      return seen.problem() != null ? Reply.failed(seen.problem()) : Reply.of(seen.toStatus());
+    }
+    return Reply.supplyAsync(
+        () -> {
+          MuxConnection connection;
+          try {
+            connection = borrow();
+          } catch (Exception e) {
+            throw errors.translate(e, "INFO (for the node's status)");
+          }
+          try {
+            incarnation.observe(connection);
+            giveBack(connection);
+          } catch (RuntimeException e) {
+            discard(connection);
+            connectionFailed();
+            throw errors.translate(e, "INFO (for the node's status)");
+          }
+          RedisIncarnation.Observation latest = incarnation.latest();
+          if (latest.problem() != null) {
+            throw latest.problem();
+          }
+          return latest.toStatus();
+        },
+        background,
+        name);
+  }
+
+  /**
+   * The key that holds the fencing counter of {@code key}: the key prefix, {@code "{fence}:"}, then
+   * {@code key}. It has no expiry, so it survives release and expiry of the lock key.
+   */
+  public String fenceKey(String key) {
+    return settings.keyPrefix() + "{fence}:" + key;
+  }
+
+  private static CommandArguments twoKeyScript(
+      Protocol.Command command,
+      String scriptOrSha,
+      String key,
+      String fence,
+      String token,
+      String value) {
+    return new CommandArguments(command)
+        .add(scriptOrSha)
+        .add("2")
+        .add(key)
+        .add(fence)
+        .add(token)
+        .add(value);
+  }
+
   private String stored(String key) {
     return settings.keyPrefix().isEmpty() ? key : settings.keyPrefix() + key;
   }
@@ -255,7 +417,7 @@ public final class RedisNode implements LockNode {
    * The TTL in whole milliseconds, rounded up: a key must never expire before the client thinks.
    */
   private long ttlMillis(Duration ttl) {
-    LockNodeArguments.requireTtl(ttl, capabilities());
+    LockNodeArguments.requireTtl(ttl, CAPABILITIES);
     try {
       long millis = ttl.toMillis();
       return ttl.minusMillis(millis).isZero() ? millis : Math.addExact(millis, 1);
@@ -270,11 +432,15 @@ public final class RedisNode implements LockNode {
     }
   }
 
-  /** A command, the command to fall back to on NOSCRIPT, and how to read the reply. */
+  /**
+   * A command, the command to fall back to on NOSCRIPT (built only when needed: it carries the
+   * whole script, and building it for every call was a large share of a lock cycle's garbage), and
+   * how to read the reply.
+   */
   record Operation<T>(
       String description,
       CommandArguments command,
-      CommandArguments fallback,
+      Supplier<CommandArguments> fallback,
       Function<Object, T> parser) {}
 
   private <T> Reply<T> start(Operation<T> operation) {
@@ -322,41 +488,23 @@ public final class RedisNode implements LockNode {
 
   /** An idle pooled connection, or null if none is idle (never waits for one). */
   private MuxConnection takeIdle() {
-    if (pool.getNumIdle() == 0) {
-      return null;
-    }
-    try {
-      return (MuxConnection) pool.borrowObject(Duration.ZERO);
-    } catch (Exception e) {
-      return null; // raced with another caller, or a fresh connection failed: take the slow path
-    }
+    return pool.pollIdle();
   }
 
   private MuxConnection borrow() throws Exception {
-    return (MuxConnection) pool.borrowObject(settings.connectTimeout());
+    return pool.borrow(settings.connectTimeout());
   }
 
   /** Gives a healthy connection back to the pool. */
   void giveBack(Connection connection) {
-    try {
-      connection.setSoTimeout(millis(settings.socketTimeout()));
-      pool.returnObject(connection);
-    } catch (RuntimeException e) {
-      discard(connection);
-    }
+    // The socket keeps the read timeout of the last reply: every read of a lent connection sets its
+    // own (nothing reads an idle one), and setting it back here cost time on every call.
+    pool.giveBack((MuxConnection) connection);
   }
 
   /** Closes a connection whose state is unknown or broken. */
   void discard(Connection connection) {
-    try {
-      pool.invalidateObject(connection);
-    } catch (Exception e) {
-      try {
-        connection.disconnect();
-      } catch (RuntimeException ignored) {
-        // the socket is gone either way
-      }
-    }
+    pool.discard(connection);
   }
 
   /** After a connection failure, drops the idle connections: they are likely stale too. */
@@ -392,12 +540,12 @@ public final class RedisNode implements LockNode {
 
   /** Connections idle in the pool now (for tests and diagnostics). */
   public int idleConnections() {
-    return pool.getNumIdle();
+    return pool.idle();
   }
 
   /** Connections lent out now (for tests and diagnostics). */
   public int activeConnections() {
-    return pool.getNumActive();
+    return pool.active();
   }
 
   /**

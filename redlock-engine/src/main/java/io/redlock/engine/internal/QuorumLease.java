@@ -3,6 +3,7 @@ package io.redlock.engine.internal;
 import io.redlock.Lease;
 import io.redlock.ReleaseOutcome;
 import java.time.Duration;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +36,12 @@ final class QuorumLease implements Lease {
 
   private volatile int extensions;
 
+  /** The fencing token, or 0 when fencing is off; set once before the lease becomes active. */
+  private long fence;
+
+  /** Nodes that granted but were not counted (restart quarantine); set once with the fence. */
+  private List<String> quarantined = List.of();
+
   /** The TTL last asked for; sets the per-node timeout of the release. Guarded by lock. */
   private Duration ttl;
 
@@ -53,6 +60,13 @@ final class QuorumLease implements Lease {
     this.state = ACTIVE;
   }
 
+  /** Activates a lease of the safety path, with its fencing token (0 if none). */
+  void activate(long validUntil, long fence, List<String> quarantined) {
+    this.fence = fence;
+    this.quarantined = quarantined;
+    activate(validUntil); // the volatile write publishes the two fields above
+  }
+
   void markDone() {
     state = DONE;
   }
@@ -69,6 +83,22 @@ final class QuorumLease implements Lease {
   @Override
   public String token() {
     return token;
+  }
+
+  @Override
+  public long fencingToken() {
+    if (fence == 0) {
+      throw new IllegalStateException(
+          "the lease on '"
+              + resource
+              + "' has no fencing token: build the Redlock with Redlock.builder().fencing(true)");
+    }
+    return fence;
+  }
+
+  @Override
+  public List<String> quarantinedNodes() {
+    return quarantined;
   }
 
   @Override
@@ -123,7 +153,11 @@ final class QuorumLease implements Lease {
       // Waiting beyond the current validity is pointless: a majority must answer before it.
       long deadline = start + Math.min(nodeTimeout, left);
       Tally tally = new Tally();
-      redlock.extendAll(resource, token, newTtl, deadline, tally);
+      if (redlock.safety != null && redlock.safety.quarantine()) {
+        redlock.safety.extendAll(resource, token, newTtl, deadline, tally);
+      } else {
+        redlock.extendAll(resource, token, newTtl, deadline, tally);
+      }
       long end = redlock.ticker.read();
       // Every key this call extended expires no earlier than start + ttl on its node's clock.
       long newValidUntil = start + ttlNanos - driftNanos;
@@ -194,6 +228,8 @@ final class QuorumLease implements Lease {
         + resource
         + "', "
         + (state == ACTIVE ? remainingValidity().toMillis() + " ms left" : "released")
+        + (fence != 0 ? ", fencing token " + fence : "")
+        + (quarantined.isEmpty() ? "" : ", quarantined (not counted): " + quarantined)
         + "]";
   }
 }

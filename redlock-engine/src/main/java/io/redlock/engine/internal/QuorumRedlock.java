@@ -14,6 +14,7 @@ import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.Comparator;
@@ -50,6 +51,11 @@ final class QuorumRedlock implements Redlock {
 
   private static final Base64.Encoder TOKEN_ENCODER = Base64.getUrlEncoder().withoutPadding();
 
+  private static final int TOKENS_PER_FETCH = 32;
+
+  private static final ThreadLocal<TokenBytes> TOKEN_BYTES_OF_THREAD =
+      ThreadLocal.withInitial(TokenBytes::new);
+
   /** The answer handler for replies nobody needs any more (fire-and-forget). */
   static final Consumer<Object> IGNORE = answer -> {};
 
@@ -73,6 +79,12 @@ final class QuorumRedlock implements Redlock {
   private final long minValidityNanos;
 
   private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** Fencing and restart quarantine, or null when neither is on (the one-round plain path). */
+  final Safety safety;
+
+  /** Timings derived from the TTL used last; see {@link TtlTiming}. */
+  private volatile TtlTiming lastTiming;
 
   QuorumRedlock(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
     this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM);
@@ -117,6 +129,7 @@ final class QuorumRedlock implements Redlock {
     this.ttlPrecision = precision;
     this.quorum = this.nodes.length / 2 + 1;
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
+    this.safety = Safety.create(this);
     if (LOG.isDebugEnabled()) {
       LOG.debug("Redlock over {} nodes (quorum {}): {}", names.length, quorum, nameList);
     }
@@ -220,6 +233,9 @@ final class QuorumRedlock implements Redlock {
       long driftNanos,
       long nodeTimeoutNanos,
       Tally tally) {
+    if (safety != null) {
+      return safety.attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
+    }
     tally.reset();
     String token = newToken();
     int n = nodes.length;
@@ -295,7 +311,7 @@ final class QuorumRedlock implements Redlock {
    * is released unless the attempt became a lease that is still held (whose release will delete
    * it).
    */
-  private void abandonAcquire(Reply<AcquireResult> reply, QuorumLease lease, int node) {
+  void abandonAcquire(Reply<AcquireResult> reply, QuorumLease lease, int node) {
     try {
       reply.abandon(
           late -> {
@@ -412,7 +428,7 @@ final class QuorumRedlock implements Redlock {
     }
   }
 
-  private void abandonQuietly(Reply<?> reply, int node) {
+  void abandonQuietly(Reply<?> reply, int node) {
     try {
       reply.abandon(IGNORE);
     } catch (RuntimeException e) {
@@ -420,7 +436,7 @@ final class QuorumRedlock implements Redlock {
     }
   }
 
-  private void nodeFailed(Tally tally, int node, String operation, RuntimeException e) {
+  void nodeFailed(Tally tally, int node, String operation, RuntimeException e) {
     tally.fail(names[node], e);
     LOG.debug("{}: {} failed: {}", names[node], operation, e.toString());
   }
@@ -436,7 +452,7 @@ final class QuorumRedlock implements Redlock {
    * Whether a reply that threw may still complete: it timed out, or this thread's interrupt cut the
    * wait short. Such a reply must be abandoned so that a late answer is not lost.
    */
-  private static boolean stillPending(RuntimeException e) {
+  static boolean stillPending(RuntimeException e) {
     return e instanceof NodeTimeoutException || Thread.currentThread().isInterrupted();
   }
 
@@ -513,6 +529,9 @@ final class QuorumRedlock implements Redlock {
               + needed
               + " ms");
     }
+    if (safety != null) {
+      safety.checkTtl(ttl);
+    }
     return ttlNanos;
   }
 
@@ -521,11 +540,38 @@ final class QuorumRedlock implements Redlock {
    * is worthless (the key has expired), and the cap keeps deadline arithmetic from overflowing.
    */
   long nodeTimeoutNanos(Duration ttl) {
-    return Math.min(saturatedNanos(settings.nodeTimeoutFor(ttl)), saturatedNanos(ttl));
+    return timing(ttl).nodeTimeoutNanos;
   }
 
   long driftNanos(Duration ttl) {
-    return saturatedNanos(settings.driftFor(ttl));
+    return timing(ttl).driftNanos;
+  }
+
+  /**
+   * The derived timings of the TTL used last. Nearly every caller uses one TTL for all its locks,
+   * and deriving them costs more than a lock's whole CPU budget would like (Duration.dividedBy goes
+   * through BigDecimal), so the last one is kept. Immutable, so a racy read is safe.
+   */
+  private static final class TtlTiming {
+    final Duration ttl;
+    final long nodeTimeoutNanos;
+    final long driftNanos;
+
+    TtlTiming(Duration ttl, RedlockSettings settings) {
+      this.ttl = ttl;
+      this.nodeTimeoutNanos =
+          Math.min(saturatedNanos(settings.nodeTimeoutFor(ttl)), saturatedNanos(ttl));
+      this.driftNanos = saturatedNanos(settings.driftFor(ttl));
+    }
+  }
+
+  private TtlTiming timing(Duration ttl) {
+    TtlTiming t = lastTiming;
+    if (t == null || !t.ttl.equals(ttl)) {
+      t = new TtlTiming(ttl, settings);
+      lastTiming = t;
+    }
+    return t;
   }
 
   long minValidityNanos() {
@@ -539,9 +585,28 @@ final class QuorumRedlock implements Redlock {
   }
 
   static String newToken() {
-    byte[] bytes = new byte[TOKEN_BYTES];
-    TOKENS.nextBytes(bytes);
+    TokenBytes random = TOKEN_BYTES_OF_THREAD.get();
+    byte[] buffer = random.buffer;
+    if (random.next == buffer.length) {
+      TOKENS.nextBytes(buffer);
+      random.next = 0;
+    }
+    int from = random.next;
+    random.next = from + TOKEN_BYTES;
+    byte[] bytes = Arrays.copyOfRange(buffer, from, from + TOKEN_BYTES);
+    Arrays.fill(buffer, from, from + TOKEN_BYTES, (byte) 0); // used bytes are not kept
     return TOKEN_ENCODER.encodeToString(bytes);
+  }
+
+  /**
+   * Random bytes for the next tokens of one thread, fetched {@value #TOKENS_PER_FETCH} tokens at a
+   * time: one call to the shared SecureRandom (a lock and, with the default NativePRNG, a read of
+   * /dev/urandom) per batch instead of per token was a visible share of a lock cycle's CPU, and
+   * threads no longer queue on its lock.
+   */
+  private static final class TokenBytes {
+    final byte[] buffer = new byte[TOKEN_BYTES * TOKENS_PER_FETCH];
+    int next = buffer.length;
   }
 
   /** A pause uniform in [retryDelayMin, retryDelayMax]. */
@@ -576,14 +641,19 @@ final class QuorumRedlock implements Redlock {
   }
 
   /** Why the last attempt failed, in words. */
-  private String describe(Tally tally, Duration ttl) {
+  String describe(Tally tally, Duration ttl) {
     int n = nodes.length;
     int answered = tally.yes + tally.no;
     StringBuilder sb = new StringBuilder(128);
     if (Thread.currentThread().isInterrupted()) {
       sb.append("interrupted; ");
     }
-    if (tally.yes >= quorum) {
+    if (tally.detail != null) {
+      sb.append(tally.detail); // fencing or quarantine said why
+      if (tally.failedCount() > 0) {
+        sb.append("; unreachable: ").append(String.join(", ", inNodeOrder(tally.failed)));
+      }
+    } else if (tally.yes >= quorum) {
       sb.append("acquired on ")
           .append(tally.yes)
           .append(" of ")

@@ -29,6 +29,9 @@ final class Tally {
 
   RuntimeException firstFailure;
 
+  /** Why the attempt failed when fencing or restart quarantine decided it; null otherwise. */
+  String detail;
+
   void reset() {
     yes = 0;
     no = 0;
@@ -38,6 +41,7 @@ final class Tally {
     validityNanos = 0;
     failed = null;
     firstFailure = null;
+    detail = null;
   }
 
   void yes(int quorum, long nowNanos) {

@@ -109,7 +109,8 @@ class AsynchronousBackendTest {
 
     @Override
     public NodeCapabilities capabilities() {
-      return store.capabilities();
+      // The plain calls only: this decorator does not pass fencing or status on.
+      return new NodeCapabilities(store.capabilities().ttlPrecision());
     }
 
     @Override

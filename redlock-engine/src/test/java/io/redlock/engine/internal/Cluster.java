@@ -36,8 +36,13 @@ final class Cluster {
   }
 
   Cluster(int n) {
+    this(n, false);
+  }
+
+  /** N nodes whose stores keep their keys across {@code store.restart()} if {@code durable}. */
+  Cluster(int n, boolean durable) {
     for (int i = 0; i < n; i++) {
-      nodes.add(new FaultyNode("node-" + i, ticker, events));
+      nodes.add(new FaultyNode("node-" + i, ticker, events, durable));
     }
   }
 

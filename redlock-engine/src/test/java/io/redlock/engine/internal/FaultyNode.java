@@ -6,6 +6,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
@@ -57,6 +58,21 @@ final class FaultyNode implements LockNode {
   final AtomicInteger releaseCalls = new AtomicInteger();
   final AtomicInteger extendCalls = new AtomicInteger();
   final AtomicInteger closeCalls = new AtomicInteger();
+  final AtomicInteger fencedCalls = new AtomicInteger();
+  final AtomicInteger raiseCalls = new AtomicInteger();
+  final AtomicInteger statusCalls = new AtomicInteger();
+
+  /** Faults of raiseFence and status alone (the other calls follow {@link #mode}). */
+  private volatile Mode raiseMode = Mode.UP;
+
+  private volatile Mode statusMode = Mode.UP;
+  private volatile Duration raiseLatency = Duration.ZERO;
+
+  /** What status() answers instead of the store's status, if set. */
+  private volatile NodeStatus statusOverride;
+
+  private volatile boolean declaresFencing = true;
+  private volatile boolean declaresStatus = true;
   final List<String> acquireTokens = Collections.synchronizedList(new ArrayList<>());
   final Set<Thread> callerThreads = ConcurrentHashMap.newKeySet();
   private final List<Tracked<?>> replies = Collections.synchronizedList(new ArrayList<>());
@@ -64,10 +80,15 @@ final class FaultyNode implements LockNode {
   final List<String> violations = Collections.synchronizedList(new ArrayList<>());
 
   FaultyNode(String name, FakeTicker ticker, List<String> events) {
+    this(name, ticker, events, false);
+  }
+
+  /** A node whose store keeps its keys and counters across a restart if {@code durable}. */
+  FaultyNode(String name, FakeTicker ticker, List<String> events, boolean durable) {
     this.name = name;
     this.ticker = ticker;
     this.events = events;
-    this.store = new InMemoryLockNode(name, ticker);
+    this.store = new InMemoryLockNode(name, ticker, durable);
   }
 
   FaultyNode up() {
@@ -117,6 +138,42 @@ final class FaultyNode implements LockNode {
     return this;
   }
 
+  /** raiseFence calls behave as {@code m}; the other calls are unaffected. */
+  FaultyNode raiseMode(Mode m) {
+    raiseMode = m;
+    return this;
+  }
+
+  /** Latency of raiseFence calls (moves the fake ticker when the call starts). */
+  FaultyNode raiseLatency(Duration perCall) {
+    raiseLatency = perCall;
+    return this;
+  }
+
+  /** status calls behave as {@code m}; the other calls are unaffected. */
+  FaultyNode statusMode(Mode m) {
+    statusMode = m;
+    return this;
+  }
+
+  /** status() answers this instead of the store's status ({@code null}: the store's again). */
+  FaultyNode reportStatus(NodeStatus status) {
+    statusOverride = status;
+    return this;
+  }
+
+  /** The node declares no fencing counters. */
+  FaultyNode withoutFencing() {
+    declaresFencing = false;
+    return this;
+  }
+
+  /** The node declares no status report. */
+  FaultyNode withoutStatus() {
+    declaresStatus = false;
+    return this;
+  }
+
   /** The node recovers: answers that missed their deadline arrive now, in call order. */
   void deliverLate() {
     mode = Mode.UP;
@@ -144,7 +201,50 @@ final class FaultyNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return store.capabilities();
+    NodeCapabilities plain = new NodeCapabilities(store.capabilities().ttlPrecision());
+    if (declaresFencing) {
+      plain = plain.withFencing();
+    }
+    return declaresStatus ? plain.withStatus() : plain;
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    LockNodeArguments.requireTtl(ttl, capabilities());
+    if (!declaresFencing) {
+      violations.add("tryAcquireFenced called on a node that declares no fencing");
+    }
+    acquireCalls.incrementAndGet();
+    fencedCalls.incrementAndGet();
+    acquireTokens.add(token);
+    ticker.advance(acquireLatency);
+    return call("tryAcquireFenced", mode, () -> store.tryAcquireFenced(key, token, ttl));
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    if (!declaresFencing) {
+      violations.add("raiseFence called on a node that declares no fencing");
+    }
+    raiseCalls.incrementAndGet();
+    ticker.advance(raiseLatency);
+    Mode m = mode == Mode.UP ? raiseMode : mode;
+    return call("raiseFence", m, () -> store.raiseFence(key, token, atLeast));
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    if (!declaresStatus) {
+      violations.add("status called on a node that declares no status");
+    }
+    statusCalls.incrementAndGet();
+    Mode m = mode == Mode.UP ? statusMode : mode;
+    NodeStatus override = statusOverride;
+    return call("status", m, () -> override != null ? Reply.of(override) : store.status());
   }
 
   @Override
@@ -176,6 +276,10 @@ final class FaultyNode implements LockNode {
   }
 
   private <T> Reply<T> call(String op, Supplier<Reply<T>> operation) {
+    return call(op, mode, operation);
+  }
+
+  private <T> Reply<T> call(String op, Mode mode, Supplier<Reply<T>> operation) {
     events.add("start " + op + " " + name);
     callerThreads.add(Thread.currentThread());
     ticker.advance(latency);

@@ -3,6 +3,7 @@ package io.redlock.engine.internal;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import io.redlock.tck.KeyInspector;
@@ -27,6 +28,12 @@ class InMemoryLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
   @Override
   protected LockNode createNode() {
     return new Client(STORE);
+  }
+
+  @Override
+  protected boolean restartStore() {
+    STORE.restart();
+    return true;
   }
 
   @Override
@@ -75,6 +82,24 @@ class InMemoryLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
     public Reply<Boolean> extend(String key, String token, Duration ttl) {
       checkOpen();
       return store.extend(key, token, ttl);
+    }
+
+    @Override
+    public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+      checkOpen();
+      return store.tryAcquireFenced(key, token, ttl);
+    }
+
+    @Override
+    public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+      checkOpen();
+      return store.raiseFence(key, token, atLeast);
+    }
+
+    @Override
+    public Reply<NodeStatus> status() {
+      checkOpen();
+      return store.status();
     }
 
     @Override

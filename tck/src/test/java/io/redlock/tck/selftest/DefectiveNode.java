@@ -4,13 +4,16 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.KeyInspector;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -38,7 +41,15 @@ final class DefectiveNode implements LockNode {
     /** name() shows the password of the URI the node was opened with. */
     PASSWORD_IN_NAME,
     /** Keys are compared case-insensitively, like a database's default collation. */
-    CASE_INSENSITIVE_KEYS
+    CASE_INSENSITIVE_KEYS,
+    /** The fencing counter is kept with the key and lost when it is released or expires. */
+    FENCE_LOST_WITH_KEY,
+    /** The fencing counter is read, then written, outside the insert's atomic step. */
+    NON_ATOMIC_FENCE,
+    /** raiseFence raises the counter whoever asks, even for a released or expired key. */
+    RAISE_IGNORES_TOKEN,
+    /** Each client caches the first status it reads: a restart of the store goes unnoticed. */
+    STALE_STATUS
   }
 
   /** The shared store: one per kit, many clients. */
@@ -46,7 +57,11 @@ final class DefectiveNode implements LockNode {
     private record Entry(String token, long expiresAtNanos) {}
 
     private final ConcurrentMap<String, Entry> keys = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Long> fences = new ConcurrentHashMap<>();
     private final Set<Defect> defects;
+    private volatile String incarnation = UUID.randomUUID().toString();
+    private volatile long startedAtNanos = System.nanoTime();
+    private volatile long fenceFloor;
 
     Store(Set<Defect> defects) {
       this.defects = defects.isEmpty() ? EnumSet.noneOf(Defect.class) : EnumSet.copyOf(defects);
@@ -64,6 +79,15 @@ final class DefectiveNode implements LockNode {
       };
     }
 
+    /** A crash and restart without persistence: keys and counters lost, a new incarnation. */
+    synchronized void restart() {
+      keys.clear();
+      fences.clear();
+      fenceFloor = Math.max(fenceFloor, System.currentTimeMillis() * 1000L);
+      incarnation = UUID.randomUUID().toString();
+      startedAtNanos = System.nanoTime();
+    }
+
     private String stored(String key) {
       return defects.contains(Defect.CASE_INSENSITIVE_KEYS) ? key.toLowerCase(Locale.ROOT) : key;
     }
@@ -76,6 +100,11 @@ final class DefectiveNode implements LockNode {
   private final Store store;
   private final String name;
   private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** With {@link Defect#STALE_STATUS}: the first status read, and the local time it was read. */
+  private volatile NodeStatus cachedStatus;
+
+  private volatile long cachedAtNanos;
 
   DefectiveNode(Store store, int client) {
     this.store = store;
@@ -96,7 +125,7 @@ final class DefectiveNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision();
+    return NodeCapabilities.millisecondPrecision().withFencing().withStatus();
   }
 
   @Override
@@ -149,6 +178,9 @@ final class DefectiveNode implements LockNode {
           }
           if (has(Defect.RELEASE_IGNORES_TOKEN) || e.token().equals(token)) {
             deleted[0] = true;
+            if (has(Defect.FENCE_LOST_WITH_KEY)) {
+              store.fences.remove(x);
+            }
             return null;
           }
           return e;
@@ -183,6 +215,118 @@ final class DefectiveNode implements LockNode {
     return Reply.of(extended[0]);
   }
 
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    Optional<Reply<AcquireResult>> rejected =
+        validate(
+            () -> {
+              LockNodeArguments.requireKey(key);
+              LockNodeArguments.requireToken(token);
+              LockNodeArguments.requireTtl(ttl, capabilities());
+            });
+    if (rejected.isPresent()) {
+      return rejected.get();
+    }
+    String k = store.stored(key);
+    long now = System.nanoTime();
+    Store.Entry mine = new Store.Entry(token, now + ttl.toNanos());
+    long[] fence = {0};
+    store.keys.compute(
+        k,
+        (x, e) -> {
+          if (e != null && !store.expired(e, now)) {
+            return e;
+          }
+          if (has(Defect.FENCE_LOST_WITH_KEY)) {
+            store.fences.remove(x);
+          }
+          if (!has(Defect.NON_ATOMIC_FENCE)) {
+            long next = Math.max(store.fences.getOrDefault(x, 0L), store.fenceFloor) + 1;
+            store.fences.put(x, next);
+            fence[0] = next;
+          } else {
+            fence[0] = -1; // counted below, outside the key's lock
+          }
+          return mine;
+        });
+    if (fence[0] == 0) {
+      return Reply.of(AcquireResult.HELD);
+    }
+    if (fence[0] < 0) {
+      long read = Math.max(store.fences.getOrDefault(k, 0L), store.fenceFloor);
+      // Longer than the key's TTL in R12.9: another acquisition of the expired key reads the same
+      // value meanwhile.
+      sleepMillis(10);
+      store.fences.put(k, read + 1);
+      fence[0] = read + 1;
+    }
+    return Reply.of(AcquireResult.acquired(fence[0]));
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    Optional<Reply<Boolean>> rejected =
+        validate(
+            () -> {
+              LockNodeArguments.requireKey(key);
+              LockNodeArguments.requireToken(token);
+              if (atLeast <= 0) {
+                throw new IllegalArgumentException("atLeast must be positive, got " + atLeast);
+              }
+            });
+    if (rejected.isPresent()) {
+      return rejected.get();
+    }
+    String k = store.stored(key);
+    if (has(Defect.RAISE_IGNORES_TOKEN)) {
+      store.fences.merge(k, atLeast, Math::max);
+      return Reply.of(true);
+    }
+    long now = System.nanoTime();
+    boolean[] raised = {false};
+    store.keys.computeIfPresent(
+        k,
+        (x, e) -> {
+          if (e.token().equals(token) && !store.expired(e, now)) {
+            raised[0] = true;
+            store.fences.merge(x, atLeast, Math::max);
+          }
+          return e;
+        });
+    return Reply.of(raised[0]);
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    long now = System.nanoTime();
+    if (has(Defect.STALE_STATUS)) {
+      NodeStatus cached = cachedStatus;
+      if (cached == null) {
+        cached = currentStatus(now);
+        cachedAtNanos = now;
+        cachedStatus = cached;
+      }
+      return Reply.of(
+          new NodeStatus(
+              cached.incarnation(),
+              cached.uptime().plusNanos(now - cachedAtNanos),
+              false,
+              cached.details()));
+    }
+    return Reply.of(currentStatus(now));
+  }
+
+  private NodeStatus currentStatus(long now) {
+    return new NodeStatus(
+        store.incarnation,
+        Duration.ofNanos(Math.max(0, now - store.startedAtNanos)),
+        false,
+        Map.of("store", "defective in-memory"));
+  }
+
   /** Checks the arguments, by throwing (correct) or by failing the reply (defect). */
   private <T> Optional<Reply<T>> validate(Runnable checks) {
     if (closed.get()) {
@@ -201,8 +345,12 @@ final class DefectiveNode implements LockNode {
   }
 
   private static void pause() {
+    sleepMillis(1);
+  }
+
+  private static void sleepMillis(long millis) {
     try {
-      Thread.sleep(1);
+      Thread.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -42,6 +42,12 @@ final class DefectiveNodeKits {
     protected Optional<KeyInspector> keyInspector() {
       return Optional.of(store.inspector());
     }
+
+    @Override
+    protected boolean restartStore() {
+      store.restart();
+      return true;
+    }
   }
 
   /** No defect: the control group. */
@@ -90,6 +96,30 @@ final class DefectiveNodeKits {
   static final class CaseInsensitiveKeys extends DefectiveKit {
     CaseInsensitiveKeys() {
       super(EnumSet.of(Defect.CASE_INSENSITIVE_KEYS));
+    }
+  }
+
+  static final class FenceLostWithKey extends DefectiveKit {
+    FenceLostWithKey() {
+      super(EnumSet.of(Defect.FENCE_LOST_WITH_KEY));
+    }
+  }
+
+  static final class NonAtomicFence extends DefectiveKit {
+    NonAtomicFence() {
+      super(EnumSet.of(Defect.NON_ATOMIC_FENCE));
+    }
+  }
+
+  static final class RaiseIgnoresToken extends DefectiveKit {
+    RaiseIgnoresToken() {
+      super(EnumSet.of(Defect.RAISE_IGNORES_TOKEN));
+    }
+  }
+
+  static final class StaleStatus extends DefectiveKit {
+    StaleStatus() {
+      super(EnumSet.of(Defect.STALE_STATUS));
     }
   }
 

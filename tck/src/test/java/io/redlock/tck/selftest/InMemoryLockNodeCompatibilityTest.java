@@ -49,6 +49,12 @@ class InMemoryLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
     return Optional.of(PASSWORD);
   }
 
+  @Override
+  protected boolean restartStore() {
+    STORE.restart();
+    return true;
+  }
+
   /** A loopback port that was free a moment ago: nothing listens there. */
   static int closedPort() {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {

@@ -65,7 +65,7 @@ class KitCatchesDefectsTest {
     assertFailsOn(
         DefectiveNodeKits.IgnoresExpiry.class,
         Set.of("R3.2", "R3.3", "R3.4", "R4.4", "R5.1", "R5.2", "R5.3", "R5.4", "R5.5"),
-        Set.of());
+        Set.of("R12.3", "R12.6", "R12.7"));
   }
 
   @Test
@@ -87,7 +87,9 @@ class KitCatchesDefectsTest {
   @DisplayName("validating arguments in the reply instead of the call fails R8.1-R8.4")
   void validatesInReply() {
     assertFailsOn(
-        DefectiveNodeKits.ValidatesInReply.class, Set.of("R8.1", "R8.2", "R8.3", "R8.4"), Set.of());
+        DefectiveNodeKits.ValidatesInReply.class,
+        Set.of("R8.1", "R8.2", "R8.3", "R8.4", "R12.10"),
+        Set.of());
   }
 
   @Test
@@ -100,6 +102,35 @@ class KitCatchesDefectsTest {
   @DisplayName("case-insensitive keys fail the exact-comparison rule R6.3")
   void caseInsensitiveKeys() {
     assertFailsOn(DefectiveNodeKits.CaseInsensitiveKeys.class, Set.of("R6.3"), Set.of());
+  }
+
+  @Test
+  @DisplayName(
+      "a fencing counter lost with its key fails the rules that it survives release/expiry")
+  void fenceLostWithKey() {
+    assertFailsOnOptionalRules(
+        DefectiveNodeKits.FenceLostWithKey.class,
+        Set.of("R12.2", "R12.3", "R12.8"),
+        Set.of("R12.4", "R12.5", "R12.6", "R12.9"));
+  }
+
+  @Test
+  @DisplayName("a fencing counter incremented outside the insert's atomic step fails R12.9")
+  void nonAtomicFence() {
+    assertFailsOnOptionalRules(DefectiveNodeKits.NonAtomicFence.class, Set.of("R12.9"), Set.of());
+  }
+
+  @Test
+  @DisplayName("a raiseFence that ignores the token fails R12.6")
+  void raiseIgnoresToken() {
+    assertFailsOnOptionalRules(
+        DefectiveNodeKits.RaiseIgnoresToken.class, Set.of("R12.6"), Set.of());
+  }
+
+  @Test
+  @DisplayName("a status cached across a restart of the store fails R13.3")
+  void staleStatus() {
+    assertFailsOnOptionalRules(DefectiveNodeKits.StaleStatus.class, Set.of("R13.3"), Set.of());
   }
 
   @Test
@@ -136,6 +167,35 @@ class KitCatchesDefectsTest {
     assertThat(outcome.aborted().keySet())
         .as("rules skipped for %s (only R9 lacks its hook)", kit.getSimpleName())
         .isSubsetOf(R9);
+  }
+
+  /**
+   * Like {@link #assertFailsOn} for a defect of the optional parts: runs only R12 and R13 (the
+   * other rules do not touch fencing or status, and running them all again would only cost time).
+   */
+  private static void assertFailsOnOptionalRules(
+      Class<? extends LockNodeCompatibilityKit> kit, Set<String> expected, Set<String> tolerated) {
+    List<DiscoverySelector> selectors =
+        List.of(LockNodeCompatibilityKit.class.getDeclaredClasses()).stream()
+            .filter(c -> c.getSimpleName().startsWith("R12") || c.getSimpleName().startsWith("R13"))
+            .map(c -> (DiscoverySelector) selectNestedClass(List.of(kit), c))
+            .toList();
+    assertThat(selectors).as("the kit's R12 and R13 groups").hasSize(2);
+    EngineExecutionResults results =
+        EngineTestKit.engine("junit-jupiter").selectors(selectors).execute();
+    assertThat(results.containerEvents().failed().list())
+        .as("containers that failed (kit or setup errors)")
+        .isEmpty();
+    Map<String, String> failed = byRule(results.testEvents().failed().list());
+    Set<String> allowed = new TreeSet<>(expected);
+    allowed.addAll(tolerated);
+    assertThat(failed.keySet())
+        .as("rules failed by %s (messages: %s)", kit.getSimpleName(), failed)
+        .containsAll(expected)
+        .isSubsetOf(allowed);
+    assertThat(byRule(results.testEvents().aborted().list()))
+        .as("rules skipped for %s", kit.getSimpleName())
+        .isEmpty();
   }
 
   private static Outcome runR9(Class<? extends LockNodeCompatibilityKit> kit) {

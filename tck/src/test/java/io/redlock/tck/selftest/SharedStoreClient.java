@@ -3,6 +3,7 @@ package io.redlock.tck.selftest;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
@@ -48,6 +49,24 @@ final class SharedStoreClient implements LockNode {
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     checkOpen();
     return store.extend(key, token, ttl);
+  }
+
+  @Override
+  public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    checkOpen();
+    return store.tryAcquireFenced(key, token, ttl);
+  }
+
+  @Override
+  public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
+    checkOpen();
+    return store.raiseFence(key, token, atLeast);
+  }
+
+  @Override
+  public Reply<NodeStatus> status() {
+    checkOpen();
+    return store.status();
   }
 
   @Override
