@@ -79,29 +79,6 @@ public record RedlockSettings(
     }
   }
 
-  /** The settings without fencing and without restart quarantine (their defaults). */
-  public RedlockSettings(
-      double driftFactor,
-      Duration driftBuffer,
-      Duration nodeTimeout,
-      int retryAttempts,
-      Duration retryDelayMin,
-      Duration retryDelayMax,
-      Duration minValidity,
-      int maxExtensions) {
-    this(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        false,
-        null);
-  }
-
   /** The defaults described on each component. */
   public static RedlockSettings defaults() {
     return new RedlockSettings(
@@ -112,7 +89,9 @@ public record RedlockSettings(
         Duration.ofMillis(50),
         Duration.ofMillis(250),
         Duration.ofMillis(1),
-        10_000);
+        10_000,
+        false,
+        null);
   }
 
   /** The per-node timeout used for calls on a lock of this TTL. */
@@ -134,107 +113,53 @@ public record RedlockSettings(
 
   /** A copy with another drift factor. */
   public RedlockSettings withDriftFactor(double value) {
-    return new RedlockSettings(
-        value,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.driftFactor = value;
+    return c.build();
   }
 
   /** A copy with another drift buffer. */
   public RedlockSettings withDriftBuffer(Duration value) {
-    return new RedlockSettings(
-        driftFactor,
-        value,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.driftBuffer = value;
+    return c.build();
   }
 
   /** A copy with another per-node timeout ({@code null} for the TTL-based default). */
   public RedlockSettings withNodeTimeout(Duration value) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        value,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.nodeTimeout = value;
+    return c.build();
   }
 
   /** A copy with other retry settings. */
   public RedlockSettings withRetry(int attempts, Duration delayMin, Duration delayMax) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        attempts,
-        delayMin,
-        delayMax,
-        minValidity,
-        maxExtensions,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.retryAttempts = attempts;
+    c.retryDelayMin = delayMin;
+    c.retryDelayMax = delayMax;
+    return c.build();
   }
 
   /** A copy with another minimum validity. */
   public RedlockSettings withMinValidity(Duration value) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        value,
-        maxExtensions,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.minValidity = value;
+    return c.build();
   }
 
   /** A copy with another maximum number of extensions per lease. */
   public RedlockSettings withMaxExtensions(int value) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        value,
-        fencing,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.maxExtensions = value;
+    return c.build();
   }
 
   /** A copy with fencing tokens on or off. */
   public RedlockSettings withFencing(boolean value) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        value,
-        restartQuarantine);
+    Copy c = new Copy(this);
+    c.fencing = value;
+    return c.build();
   }
 
   /**
@@ -242,22 +167,55 @@ public record RedlockSettings(
    * RedlockBuilder#restartQuarantine(Duration)}.
    */
   public RedlockSettings withRestartQuarantine(Duration maxTtl) {
-    return new RedlockSettings(
-        driftFactor,
-        driftBuffer,
-        nodeTimeout,
-        retryAttempts,
-        retryDelayMin,
-        retryDelayMax,
-        minValidity,
-        maxExtensions,
-        fencing,
-        maxTtl);
+    Copy c = new Copy(this);
+    c.restartQuarantine = maxTtl;
+    return c.build();
   }
 
   /** True if restart quarantine is on. */
   public boolean restartQuarantineEnabled() {
     return restartQuarantine != null;
+  }
+
+  /** A mutable copy for the {@code with...} methods; the record's constructor validates. */
+  private static final class Copy {
+    double driftFactor;
+    Duration driftBuffer;
+    Duration nodeTimeout;
+    int retryAttempts;
+    Duration retryDelayMin;
+    Duration retryDelayMax;
+    Duration minValidity;
+    int maxExtensions;
+    boolean fencing;
+    Duration restartQuarantine;
+
+    Copy(RedlockSettings s) {
+      driftFactor = s.driftFactor;
+      driftBuffer = s.driftBuffer;
+      nodeTimeout = s.nodeTimeout;
+      retryAttempts = s.retryAttempts;
+      retryDelayMin = s.retryDelayMin;
+      retryDelayMax = s.retryDelayMax;
+      minValidity = s.minValidity;
+      maxExtensions = s.maxExtensions;
+      fencing = s.fencing;
+      restartQuarantine = s.restartQuarantine;
+    }
+
+    RedlockSettings build() {
+      return new RedlockSettings(
+          driftFactor,
+          driftBuffer,
+          nodeTimeout,
+          retryAttempts,
+          retryDelayMin,
+          retryDelayMax,
+          minValidity,
+          maxExtensions,
+          fencing,
+          restartQuarantine);
+    }
   }
 
   private static void requireNonNegative(String name, Duration value) {
