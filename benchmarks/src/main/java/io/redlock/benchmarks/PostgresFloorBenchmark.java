@@ -1,0 +1,64 @@
+package io.redlock.benchmarks;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.ThreadParams;
+
+/**
+ * The PostgreSQL floor: plain JDBC running the very statements the JDBC backend runs ({@link
+ * PostgresStatements}: {@code INSERT .. ON CONFLICT .. DO UPDATE .. WHERE expired}, then the
+ * compare-and-delete) on one PostgreSQL server, one connection per benchmark thread, prepared once,
+ * with a fixed key hash and token. This is "the slowest node's raw round trips" that a mixed Redis
+ * + PostgreSQL quorum is compared with.
+ */
+public class PostgresFloorBenchmark {
+
+  /** One thread's connection and statements. */
+  @State(Scope.Thread)
+  public static class Statements {
+    Connection connection;
+    PreparedStatement acquire;
+    PreparedStatement release;
+
+    @Setup(Level.Trial)
+    public void open(ThreadParams thread) throws SQLException {
+      connection = DriverManager.getConnection(BenchServers.get().postgres().get(0));
+      connection.setAutoCommit(true);
+      PostgresStatements.createTable(connection);
+      String key = "bench:pgfloor:" + thread.getThreadIndex();
+      String token = "pg-floor-token-" + thread.getThreadIndex();
+      acquire = PostgresStatements.acquire(connection, key, token);
+      release = PostgresStatements.release(connection, key, token);
+    }
+
+    @TearDown(Level.Trial)
+    public void close() throws SQLException {
+      connection.close();
+    }
+  }
+
+  @Benchmark
+  public boolean cycle(Statements s, Recorder recorder) throws SQLException {
+    long start = System.nanoTime();
+    int acquired = s.acquire.executeUpdate();
+    recorder.acquired(System.nanoTime() - start);
+    boolean released;
+    try (ResultSet rs = s.release.executeQuery()) {
+      released = rs.next() && rs.getBoolean(1);
+    }
+    if (acquired != 1 || !released) {
+      throw new IllegalStateException(
+          "PostgreSQL floor cycle acquired " + acquired + " rows, released " + released);
+    }
+    return released;
+  }
+}
