@@ -176,8 +176,9 @@ final class QuorumLease implements Lease {
         }
         return true;
       }
-      if (tally.yes > 0 && newValidUntil - oldValidUntil < 0) {
-        // Some nodes took the shorter TTL: the old validity would overstate what they hold.
+      if (newValidUntil - oldValidUntil < 0) {
+        // A shorter TTL may have landed on nodes whose answers were late, lost or not counted
+        // (timeout, interrupt, quarantine): the old validity could overstate what they hold.
         validUntil = newValidUntil;
       }
       if (LOG.isDebugEnabled()) {
