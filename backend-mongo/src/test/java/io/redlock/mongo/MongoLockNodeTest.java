@@ -122,6 +122,32 @@ class MongoLockNodeTest {
     }
 
     @Test
+    @DisplayName("a release abandoned at once (the engine's fire-and-forget clean-up) still runs")
+    void abandonedReleaseStillRuns() throws InterruptedException {
+      try (MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+        java.util.List<String> keys = new java.util.ArrayList<>();
+        String token = token();
+        for (int i = 0; i < 50; i++) {
+          String key = key();
+          keys.add(key);
+          assertThat(node.tryAcquire(key, token, LONG_TTL).await(AWAIT).acquired()).isTrue();
+        }
+        for (String key : keys) {
+          node.release(key, token).abandon(answer -> {});
+        }
+        MongoCollection<Document> locks =
+            rawCollection(MongoLockNode.DEFAULT_DATABASE, MongoLockNode.DEFAULT_COLLECTION);
+        long deadline = System.nanoTime() + AWAIT.toNanos();
+        long left = keys.size();
+        while (left > 0 && System.nanoTime() - deadline < 0) {
+          left = locks.countDocuments(new Document("_id", new Document("$in", keys)));
+          Thread.sleep(20);
+        }
+        assertThat(left).as("documents left by abandoned releases (TTL is 30 s)").isZero();
+      }
+    }
+
+    @Test
     @DisplayName("an expired key is taken over in place: still one document, new token")
     void expiredKeyTakenOverInPlace() throws InterruptedException {
       String key = key();

@@ -429,16 +429,20 @@ public final class MongoNode {
     if (!gcIndexDone && settings.gcAfter() != null) {
       scheduleGcIndex(); // a previous attempt failed; try again in the background
     }
-    return QueuedReply.submit(
+    Supplier<T> translated =
         () -> {
           try {
             return call.get();
           } catch (RuntimeException e) {
             throw MongoErrors.translate(e, name, operation, settings);
           }
-        },
-        workers,
-        name);
+        };
+    // A release must reach the server even when nobody waits for its answer: the engine sends
+    // releases fire-and-forget (abandoned at once) to clean up late grants, and a skipped one
+    // would leave the key held until its TTL runs out. Other calls may be skipped if abandoned.
+    return "release".equals(operation)
+        ? Reply.supplyAsync(translated, workers, name)
+        : QueuedReply.submit(translated, workers, name);
   }
 
   /**
