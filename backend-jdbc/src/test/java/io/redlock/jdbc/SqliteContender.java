@@ -1,5 +1,6 @@
 package io.redlock.jdbc;
 
+import io.redlock.RedlockTransientException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,9 +23,7 @@ public final class SqliteContender {
     try (JdbcLockNode node = JdbcLockNode.builder(url).createTable(true).build()) {
       for (int i = 0; i < increments; i++) {
         String token = UUID.randomUUID().toString();
-        while (!node.tryAcquire("counter", token, Duration.ofSeconds(30))
-            .await(Duration.ofSeconds(30))
-            .acquired()) {
+        while (!acquired(node, token)) {
           if (System.nanoTime() - deadline > 0) {
             throw new IllegalStateException("gave up waiting for the lock");
           }
@@ -33,9 +32,35 @@ public final class SqliteContender {
         int value = Integer.parseInt(Files.readString(counter).strip());
         Thread.sleep(3); // widen the window in which a second holder would lose an update
         Files.writeString(counter, Integer.toString(value + 1));
-        if (!node.release("counter", token).await(Duration.ofSeconds(30))) {
+        if (!released(node, token, deadline)) {
           throw new IllegalStateException("lost the lock while holding it");
         }
+      }
+    }
+  }
+
+  /** One acquire; a transient failure (the other JVM holds SQLite's write lock) means "retry". */
+  private static boolean acquired(JdbcLockNode node, String token) {
+    try {
+      return node.tryAcquire("counter", token, Duration.ofSeconds(30))
+          .await(Duration.ofSeconds(30))
+          .acquired();
+    } catch (RedlockTransientException busy) {
+      return false;
+    }
+  }
+
+  /** Release, retrying transient failures until the deadline. */
+  private static boolean released(JdbcLockNode node, String token, long deadline)
+      throws InterruptedException {
+    while (true) {
+      try {
+        return node.release("counter", token).await(Duration.ofSeconds(30));
+      } catch (RedlockTransientException busy) {
+        if (System.nanoTime() - deadline > 0) {
+          throw busy;
+        }
+        Thread.sleep(2);
       }
     }
   }
