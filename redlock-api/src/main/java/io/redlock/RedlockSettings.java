@@ -40,6 +40,9 @@ public record RedlockSettings(
   private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(10);
   private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
 
+  /** Far beyond any sensible lock TTL, and far from overflowing nanosecond arithmetic. */
+  private static final Duration MAX_QUARANTINE = Duration.ofDays(365);
+
   /** Validates every setting; the message names the setting and the accepted range. */
   public RedlockSettings {
     if (!(driftFactor >= 0 && driftFactor < 1)) {
@@ -75,6 +78,13 @@ public record RedlockSettings(
       throw new IllegalArgumentException(
           "restartQuarantine must be positive (the longest TTL the application uses), or null for"
               + " off; got "
+              + restartQuarantine);
+    }
+    if (restartQuarantine != null && restartQuarantine.compareTo(MAX_QUARANTINE) > 0) {
+      throw new IllegalArgumentException(
+          "restartQuarantine must be the longest TTL the application uses, at most "
+              + MAX_QUARANTINE.toDays()
+              + " days; got "
               + restartQuarantine);
     }
   }

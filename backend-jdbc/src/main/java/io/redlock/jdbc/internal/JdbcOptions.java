@@ -134,4 +134,14 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
           PREFIX + option + " must be a duration such as 500ms, 2s or 1m, got '" + value + "'");
     }
   }
+
+  /** The URL with secrets redacted: the driver URL may hold a password. */
+  @Override
+  public String toString() {
+    return "JdbcOptions["
+        + io.redlock.spi.NodeUri.redact(driverUrl)
+        + ", "
+        + options.keySet()
+        + "]";
+  }
 }

@@ -125,4 +125,10 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
           "malformed percent-encoding in an option of " + redacted + ": " + e.getMessage(), e);
     }
   }
+
+  /** The redacted form only: the driver URI may hold a password. */
+  @Override
+  public String toString() {
+    return redacted;
+  }
 }

@@ -140,7 +140,8 @@ final class RedisErrors {
       return transientFailure(
           "the server is out of memory ("
               + detail
-              + "); raise maxmemory or choose an eviction policy that frees memory",
+              + "); raise maxmemory and keep maxmemory-policy noeviction: an eviction policy"
+              + " would delete live lock keys and break mutual exclusion",
           failure);
     }
     if (startsWithAny(detail, "MASTERDOWN", "TRYAGAIN", "NOREPLICAS")) {

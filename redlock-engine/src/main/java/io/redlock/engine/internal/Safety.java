@@ -115,9 +115,11 @@ final class Safety {
                 + " restartQuarantine(...)",
             null);
       }
+      long ttlNanos = QuorumRedlock.saturatedNanos(maxTtl);
+      long driftNanos = QuorumRedlock.saturatedNanos(settings.driftFor(maxTtl));
+      // Saturate rather than wrap: a wrapped (negative) quarantine would silently never apply.
       long quarantineNanos =
-          QuorumRedlock.saturatedNanos(maxTtl)
-              + QuorumRedlock.saturatedNanos(settings.driftFor(maxTtl));
+          ttlNanos > Long.MAX_VALUE - driftNanos ? Long.MAX_VALUE : ttlNanos + driftNanos;
       health = new NodeHealth[nodes.length];
       for (int i = 0; i < nodes.length; i++) {
         health[i] = new NodeHealth(redlock.names[i], quarantineNanos);
