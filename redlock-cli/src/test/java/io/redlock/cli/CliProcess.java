@@ -2,11 +2,15 @@ package io.redlock.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlock.cli.plugin.NoCapabilitiesProvider;
+import io.redlock.spi.LockNodeProvider;
+import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,12 +48,65 @@ final class CliProcess implements AutoCloseable {
 
   /** Starts {@code redlock ARGS} in {@code dir} with {@code env} added to a clean environment. */
   static CliProcess start(Path dir, Map<String, String> env, String... args) {
+    return start(dir, env, null, args);
+  }
+
+  /**
+   * Like {@link #start(Path, Map, String...)}, with a third party's backend on the class path: the
+   * {@code nocaps:} scheme of {@link NoCapabilitiesProvider}, which wraps any node URI and declares
+   * neither fencing counters nor status reports. Run as {@code java -cp redlock.jar:PLUGIN Main}.
+   */
+  static CliProcess startWithPlugin(Path dir, Map<String, String> env, String... args) {
+    return start(dir, env, plugin(dir), args);
+  }
+
+  /**
+   * A plugin directory as a third party would ship it: the provider's classes and its {@code
+   * META-INF/services} entry, and nothing else from the test class path.
+   */
+  static Path plugin(Path dir) {
+    try {
+      Path plugin = dir.resolve("plugin");
+      Path classes =
+          Path.of(
+              NoCapabilitiesProvider.class
+                  .getProtectionDomain()
+                  .getCodeSource()
+                  .getLocation()
+                  .toURI());
+      String pkg = NoCapabilitiesProvider.class.getPackageName().replace('.', '/');
+      Path target = Files.createDirectories(plugin.resolve(pkg));
+      try (var files = Files.list(classes.resolve(pkg))) {
+        for (Path f : files.filter(f -> f.toString().endsWith(".class")).toList()) {
+          Files.copy(
+              f, target.resolve(f.getFileName().toString()), StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+      Path services = Files.createDirectories(plugin.resolve("META-INF/services"));
+      Files.writeString(
+          services.resolve(LockNodeProvider.class.getName()),
+          NoCapabilitiesProvider.class.getName() + "\n");
+      return plugin;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static CliProcess start(Path dir, Map<String, String> env, Path plugin, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
-    command.add("-jar");
-    command.add(jar().toString());
+    if (plugin == null) {
+      command.add("-jar");
+      command.add(jar().toString());
+    } else {
+      command.add("-cp");
+      command.add(jar() + File.pathSeparator + plugin);
+      command.add("io.redlock.cli.Main");
+    }
     command.addAll(List.of(args));
     int n = COUNTER.incrementAndGet();
     Path out = dir.resolve("redlock-" + n + ".out");

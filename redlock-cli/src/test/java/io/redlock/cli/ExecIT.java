@@ -6,6 +6,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -70,6 +72,99 @@ class ExecIT {
               "zero-setup quorum of 3 SQLite files in " + dir.resolve("xdg").resolve("redlock"));
     }
     assertThat(dir.resolve("xdg/redlock/node-1.db")).isRegularFile();
+  }
+
+  /** Runs {@code exec ARGS... -- sh -c 'echo $REDLOCK_FENCING_TOKEN'} and returns the token. */
+  static long fencingToken(CliProcess p) {
+    assertThat(p.exitCode()).as(p.toString()).isZero();
+    String out = p.out().strip();
+    assertThat(out).as(p.toString()).matches("[1-9][0-9]*");
+    return Long.parseLong(out);
+  }
+
+  @Test
+  @DisplayName(
+      "--fencing exports REDLOCK_FENCING_TOKEN, and successive execs get strictly increasing"
+          + " tokens")
+  void fencingTokens() {
+    List<Long> tokens = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      try (CliProcess p =
+          redlock("exec", "--fencing", "fenced", "--", "sh", "-c", "echo $REDLOCK_FENCING_TOKEN")) {
+        tokens.add(fencingToken(p));
+      }
+    }
+    assertThat(tokens).doesNotHaveDuplicates().isSorted();
+    // Without --fencing there is none, not even one inherited from an outer exec.
+    Map<String, String> outer = new HashMap<>(env);
+    outer.put("REDLOCK_FENCING_TOKEN", "12345");
+    try (CliProcess p =
+        CliProcess.start(
+            dir,
+            outer,
+            "exec",
+            "fenced",
+            "--",
+            "sh",
+            "-c",
+            "echo ${REDLOCK_FENCING_TOKEN-unset}")) {
+      assertThat(p.exitCode()).as(p.toString()).isZero();
+      assertThat(p.out().strip()).isEqualTo("unset");
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "--fencing and --quarantine exit 64 naming a node that lacks what they need; without them"
+          + " the same nodes lock")
+  void capabilitiesChecked() throws IOException {
+    Path files = Files.createDirectories(dir.resolve("plain"));
+    // Spaces: after a comma, only scheme:// or jdbc: starts the next URI, and nocaps: does not.
+    String nodes =
+        String.join(
+            " ",
+            "jdbc:sqlite:" + files.resolve("a.db") + "?redlock.createTable=true",
+            "jdbc:sqlite:" + files.resolve("b.db") + "?redlock.createTable=true",
+            "nocaps:jdbc:sqlite:" + files.resolve("c.db") + "?redlock.createTable=true");
+    try (CliProcess p =
+        CliProcess.startWithPlugin(dir, env, "exec", "--nodes", nodes, "caps", "--", "true")) {
+      assertThat(p.exitCode()).as("the third-party node works for plain locks: " + p).isZero();
+    }
+    try (CliProcess p =
+        CliProcess.startWithPlugin(
+            dir, env, "exec", "--fencing", "--nodes", nodes, "caps", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+      assertThat(p.err())
+          .contains(
+              "--fencing needs every node to keep fencing counters, but this node does not"
+                  + " (capabilities().fencing() is false): nocaps:jdbc:sqlite:"
+                  + files,
+              "or run without --fencing",
+              "[nodes from --nodes]")
+          .doesNotContain("a.db?");
+    }
+    try (CliProcess p =
+        CliProcess.startWithPlugin(
+            dir, env, "exec", "--quarantine", "1m", "--nodes", nodes, "caps", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+      assertThat(p.err())
+          .contains(
+              "--quarantine needs every node to report its status",
+              "nocaps:jdbc:sqlite:",
+              "or run without --quarantine");
+    }
+  }
+
+  @Test
+  @DisplayName("--quarantine lets the durable zero-setup files vote at once, not after 1 minute")
+  void quarantineOnDurableNodes() {
+    // Were they quarantined, no attempt could succeed within the 30 s wait (exit 69).
+    try (CliProcess p =
+        redlock("exec", "--wait", "30s", "--quarantine", "1m", "q", "--", "sh", "-c", "echo ran")) {
+      assertThat(p.exitCode()).as(p.toString()).isZero();
+      assertThat(p.out().strip()).isEqualTo("ran");
+      assertThat(p.err()).as("no node left out").doesNotContain("restart quarantine");
+    }
   }
 
   @Test
@@ -193,7 +288,16 @@ class ExecIT {
             new Case(
                 List.of("exec", "x", "--ttl", "5s", "--", "true"),
                 "option --ttl comes after LOCKNAME"),
-            new Case(List.of(), "missing subcommand"));
+            new Case(List.of(), "missing subcommand"),
+            new Case(
+                List.of("exec", "--ttl", "2m", "--quarantine", "1m", "x", "--", "true"),
+                "--ttl (2m) is longer than --quarantine (1m)"),
+            new Case(
+                List.of("exec", "--quarantine", "0s", "x", "--", "true"),
+                "--quarantine must be positive"),
+            new Case(
+                List.of("exec", "x", "--fencing", "--", "true"),
+                "option --fencing comes after LOCKNAME"));
     for (Case c : cases) {
       try (CliProcess p = redlock(c.args().toArray(String[]::new))) {
         assertThat(p.exitCode()).as(c.args() + "\n" + p).isEqualTo(64);
@@ -249,7 +353,14 @@ class ExecIT {
               "lock busy",
               "79",
               "lock lost")
-          .contains("REDLOCK_TOKEN", "--no-wait", "--ttl");
+          .contains("REDLOCK_TOKEN", "--no-wait", "--ttl")
+          .contains("--fencing", "--quarantine=MAXTTL")
+          .contains(
+              "Environment of the command run by exec:",
+              "REDLOCK_FENCING_TOKEN",
+              "with --fencing only",
+              "Environment read by redlock:",
+              "REDLOCK_NODES");
     }
   }
 }

@@ -8,11 +8,19 @@ import io.redlock.testservers.FreePorts;
 import io.redlock.testservers.MongoServer;
 import io.redlock.testservers.PostgresServer;
 import io.redlock.testservers.RedisServer;
+import io.redlock.testservers.RedisServers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -112,14 +120,186 @@ class RealServersIT {
         assertThat(node.get("ttlPrecisionMs").asDouble()).isPositive();
         assertThat(node.get("anomalies")).isEmpty();
         assertThat(node.get("clockOffset").isNull()).as("never invented").isTrue();
-        if (!node.get("uptimeSeconds").isNull()) {
-          // only for backends that report their status
-          assertThat(node.get("uptimeSeconds").asDouble()).isNotNegative();
-          assertThat(node.get("durable").isBoolean()).isTrue();
-        }
+        // Redis and PostgreSQL report their status: real values, never n/a.
+        assertThat(node.get("reportsStatus").asBoolean()).as(node.toString()).isTrue();
+        assertThat(node.get("statusError").isNull()).as(node.toString()).isTrue();
+        assertThat(node.get("uptimeSeconds").isNumber()).as(node.toString()).isTrue();
+        assertThat(node.get("uptimeSeconds").asDouble()).isNotNegative();
+        assertThat(node.get("durable").isBoolean()).as(node.toString()).isTrue();
+        assertThat(node.get("incarnation").asText()).as(node.toString()).isNotBlank();
+        assertThat(node.get("fencing").asBoolean()).isTrue();
       }
+      for (int i = 0; i < 2; i++) {
+        Map<String, String> info = info(i == 0 ? redis : redisWithPassword);
+        JsonNode node = list.get(i);
+        assertThat(node.get("serverVersion").asText()).isEqualTo(info.get("redis_version"));
+        assertThat(node.get("incarnation").asText()).isEqualTo(info.get("run_id"));
+        // Started without persistence by the test: not durable, so quarantine would apply.
+        assertThat(node.get("durable").asBoolean()).isFalse();
+        assertThat(node.get("quarantine").asText()).isEqualTo("off");
+        assertThat(node.get("uptimeSeconds").asDouble())
+            .isLessThanOrEqualTo(Double.parseDouble(info.get("uptime_in_seconds")) + 1);
+      }
+      assertThat(list.get(2).get("serverVersion").asText()).isEqualTo(postgresVersion());
+      assertThat(report.get("findings").toString())
+          .contains("not durable", "--quarantine MAXTTL", "restartQuarantine(maxTtl)");
       assertThat(report.get("verdict").asText()).isIn("OK", "WARN");
       assertThat(report.get("notAvailable").toString()).contains("clockOffset");
+    }
+  }
+
+  /** INFO server of a Redis, as a map. */
+  private static Map<String, String> info(RedisServer server) {
+    Map<String, String> out = new HashMap<>();
+    for (String line : server.command("INFO", "server").split("\r?\n")) {
+      int colon = line.indexOf(':');
+      if (colon > 0 && !line.startsWith("#")) {
+        out.put(line.substring(0, colon), line.substring(colon + 1).strip());
+      }
+    }
+    return out;
+  }
+
+  private static String postgresVersion() {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl());
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SHOW server_version")) {
+      assertThat(rs.next()).isTrue();
+      return rs.getString(1);
+    } catch (SQLException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "exec --fencing on real Redis nodes exports strictly increasing tokens to successive"
+          + " commands")
+  void fencingOnRedis() {
+    try (RedisServers three = RedisServers.start(3)) {
+      Map<String, String> env = Map.of("REDLOCK_NODES", String.join(",", three.uris()));
+      List<Long> tokens = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        try (CliProcess p =
+            redlock(
+                env,
+                "exec",
+                "--fencing",
+                "fenced-redis",
+                "--",
+                "sh",
+                "-c",
+                "echo $REDLOCK_FENCING_TOKEN")) {
+          tokens.add(ExecIT.fencingToken(p));
+        }
+      }
+      assertThat(tokens).doesNotHaveDuplicates().isSorted();
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "--quarantine keeps freshly started Redis nodes without persistence from voting until they"
+          + " have been up for the maximum TTL; without it they lock at once")
+  void quarantineOnVolatileRedis() throws IOException {
+    try (RedisServers fresh = RedisServers.start(3, RedisServer.builder().faultInjection())) {
+      Map<String, String> env = Map.of("REDLOCK_NODES", String.join(",", fresh.uris()));
+      // Up for seconds, not 5 minutes: none of them may vote (they could have forgotten locks).
+      try (CliProcess p =
+          redlock(
+              env, "exec", "--no-wait", "--quarantine", "5m", "--ttl", "30s", "q", "--", "true")) {
+        assertThat(p.exitCode()).as(p.toString()).isEqualTo(69);
+        assertThat(p.err())
+            .contains(
+                "too few nodes may vote (restart quarantine)",
+                "restart quarantine leaves out",
+                fresh.get(0).uri());
+      }
+      try (CliProcess p = redlock(env, "exec", "--no-wait", "q", "--", "true")) {
+        assertThat(p.exitCode()).as("without quarantine: " + p).isZero();
+      }
+      try (CliProcess p = redlock(env, "doctor", "--json", "--ttl", "30s", "--quarantine", "5m")) {
+        assertThat(p.exitCode()).as(p.toString()).isEqualTo(69);
+        JsonNode report = new ObjectMapper().readTree(p.out());
+        assertThat(report.get("verdict").asText()).isEqualTo("FAIL");
+        assertThat(report.get("findings").toString())
+            .contains("restart quarantine: only 0 of 3 nodes may vote now");
+        double votesAfter = report.at("/settings/quarantineWaitMs").asDouble();
+        assertThat(votesAfter).isEqualTo(303_002.0);
+        for (JsonNode node : report.get("nodes")) {
+          assertThat(node.get("durable").asBoolean()).isFalse();
+          assertThat(node.get("quarantine").asText()).isEqualTo("active");
+          assertThat(node.get("quarantineLeftMs").asDouble())
+              .isPositive()
+              .isLessThanOrEqualTo(votesAfter);
+        }
+      }
+      // With a maximum TTL of 2 s the nodes come out of quarantine while redlock waits.
+      try (CliProcess p =
+          redlock(
+              env,
+              "exec",
+              "--wait",
+              "60s",
+              "--quarantine",
+              "2s",
+              "--ttl",
+              "2s",
+              "--node-timeout",
+              "200ms",
+              "q",
+              "--",
+              "sh",
+              "-c",
+              "echo ran")) {
+        assertThat(p.exitCode(Duration.ofSeconds(90))).as(p.toString()).isZero();
+        assertThat(p.out().strip()).isEqualTo("ran");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "--quarantine counts durable (appendfsync always) Redis nodes at once and names the"
+          + " quarantined one")
+  void quarantineWithDurableMajority() throws IOException {
+    try (RedisServer durable1 = RedisServer.builder().appendOnly().start();
+        RedisServer durable2 = RedisServer.builder().appendOnly().start();
+        RedisServer volatile1 = RedisServer.builder().faultInjection().start()) {
+      Map<String, String> env =
+          Map.of(
+              "REDLOCK_NODES", String.join(",", durable1.uri(), durable2.uri(), volatile1.uri()));
+      try (CliProcess p =
+          // --wait: fsync on every write may make a durable node miss one attempt's deadline.
+          redlock(env, "exec", "--wait", "60s", "--quarantine", "5m", "dq", "--", "true")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        String note =
+            p.err()
+                .lines()
+                .filter(l -> l.startsWith("redlock: note: restart quarantine"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no quarantine note from " + p));
+        String prefix = "redlock: note: restart quarantine: the votes of ";
+        assertThat(note).startsWith(prefix).contains(" did not count (");
+        String left = note.substring(prefix.length(), note.indexOf(" did not count ("));
+        assertThat(left)
+            .as("only the node without persistence is left out")
+            .startsWith(volatile1.uri())
+            .doesNotContain(",");
+      }
+      // A 5m TTL gives a 1 s node timeout: room for fsync on a loaded machine.
+      try (CliProcess p = redlock(env, "doctor", "--json", "--ttl", "5m", "--quarantine", "5m")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        JsonNode report = new ObjectMapper().readTree(p.out());
+        JsonNode nodes = report.get("nodes");
+        assertThat(nodes.findValuesAsText("quarantine"))
+            .containsExactly("not-needed", "not-needed", "active");
+        assertThat(nodes.get(0).get("durable").asBoolean()).isTrue();
+        assertThat(nodes.get(2).get("durable").asBoolean()).isFalse();
+        assertThat(report.get("verdict").asText()).isEqualTo("WARN");
+        assertThat(report.get("findings").toString())
+            .contains("in restart quarantine", "locks work with the 2 other nodes");
+      }
     }
   }
 

@@ -29,12 +29,16 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Checks every node: reachable or not, round-trip latency (median and worst over a few probes"
-          + " of tryAcquire + extend + release on a fresh key), TTL precision; then judges the"
-          + " Redlock timing assumptions for the TTL and per-node timeout.",
-      "Version, uptime and durability come from nodes that report their status; the others and"
-          + " the clock offset (which the SPI does not report) show n/a.",
+          + " of tryAcquire + extend + release on a fresh key), TTL precision, fencing counters;"
+          + " then judges the Redlock timing assumptions for the TTL and per-node timeout.",
+      "Version, incarnation (an identity that changes when the store restarts), uptime and"
+          + " durability come from nodes that report their status; the others, and the clock"
+          + " offset (which the SPI does not report), show n/a. A node that is not durable forgets"
+          + " its locks when it restarts: the verdict says so, and with --quarantine it shows"
+          + " which nodes restart quarantine would keep from voting, and for how long.",
       "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
-          + " reachable, 78 if the timing does not fit."
+          + " reachable (or, with --quarantine, may vote), 78 if the timing does not fit, 64 if"
+          + " --quarantine is given and a node cannot report its status."
     })
 final class DoctorCommand implements Callable<Integer> {
   @Option(
@@ -60,6 +64,15 @@ final class DoctorCommand implements Callable<Integer> {
       description = "How long to wait for one probe call. Default: ${DEFAULT-VALUE}.")
   Duration probeTimeout;
 
+  @Option(
+      names = "--quarantine",
+      converter = Durations.class,
+      paramLabel = "MAXTTL",
+      description =
+          "Judge as exec --quarantine MAXTTL would run: a node that is not durable votes only once"
+              + " it has been up for MAXTTL plus the drift allowance. Default: off.")
+  Duration quarantine;
+
   @Option(names = "--json", description = "Print JSON instead of a table.")
   boolean json;
 
@@ -68,6 +81,13 @@ final class DoctorCommand implements Callable<Integer> {
   /** What the SPI cannot tell; reported as n/a rather than guessed. */
   static final List<String> NOT_AVAILABLE = List.of("clockOffset");
 
+  /**
+   * The settings judged.
+   *
+   * @param restartQuarantineMs --quarantine, or null when off
+   * @param quarantineWaitMs how long a node that is not durable must have been up to vote (the
+   *     maximum TTL plus its drift allowance), or null when off
+   */
   record Settings(
       String nodesFrom,
       boolean zeroSetup,
@@ -77,7 +97,9 @@ final class DoctorCommand implements Callable<Integer> {
       double nodeTimeoutMs,
       double driftFactor,
       double driftAllowanceMs,
-      int probesPerNode) {}
+      int probesPerNode,
+      Double restartQuarantineMs,
+      Double quarantineWaitMs) {}
 
   record Report(
       Settings settings,
@@ -92,6 +114,7 @@ final class DoctorCommand implements Callable<Integer> {
     if (probes < 1 || probes > 1000) {
       throw new CliException(ExitCodes.USAGE, "--probes must be between 1 and 1000, got " + probes);
     }
+    ExecCommand.checkQuarantine(quarantine, ttl);
     PrintStream out = System.out;
     NodeOptions.Selection selection = nodeOptions.select(System.getenv(), System.err);
     LockNodes backends = LockNodes.discover();
@@ -107,13 +130,16 @@ final class DoctorCommand implements Callable<Integer> {
     RedlockSettings settings = settings(selection);
     Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
     Duration drift = settings.driftFor(ttl);
+    Verdict.Quarantine q =
+        quarantine == null
+            ? null
+            : new Verdict.Quarantine(quarantine, quarantine.plus(settings.driftFor(quarantine)));
 
     List<NodeReport> reports = new ArrayList<>();
     List<Verdict.NodeFacts> facts = new ArrayList<>();
     for (NodeUri uri : uris) {
       NodeReport r = probe(backends, uri);
-      reports.add(r);
-      facts.add(
+      Verdict.NodeFacts f =
           new Verdict.NodeFacts(
               r.node(),
               r.reachable(),
@@ -121,12 +147,18 @@ final class DoctorCommand implements Callable<Integer> {
                   ? Duration.ZERO
                   : Duration.ofNanos((long) (r.rttWorstMs() * 1e6)),
               r.durable(),
-              r.uptimeSeconds() == null
-                  ? null
-                  : Duration.ofMillis((long) (r.uptimeSeconds() * 1000))));
+              r.uptime(),
+              r.reportsStatus(),
+              r.fencing(),
+              r.details() == null ? null : r.details().get("durability"));
+      Verdict.QuarantineView view = Verdict.quarantine(f, q);
+      reports.add(
+          r.withQuarantine(
+              view.state().json, view.left() == null ? null : Durations.millis(view.left())));
+      facts.add(f);
     }
     List<Verdict.Finding> findings =
-        Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup());
+        Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup(), q);
     Verdict.Level level = Verdict.overall(findings);
     int n = uris.size();
     Settings s =
@@ -139,7 +171,9 @@ final class DoctorCommand implements Callable<Integer> {
             Durations.millis(nodeTimeout),
             settings.driftFactor(),
             Durations.millis(drift),
-            probes);
+            probes,
+            q == null ? null : Durations.millis(q.maxTtl()),
+            q == null ? null : Durations.millis(q.votesAfter()));
     Report report =
         new Report(
             s,
@@ -154,14 +188,39 @@ final class DoctorCommand implements Callable<Integer> {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       out.println(mapper.writeValueAsString(report));
     } else {
-      printTable(out, report, ttl, nodeTimeout, drift);
+      printTable(out, report, ttl, nodeTimeout, drift, q);
     }
     out.flush();
-    long reachable = reports.stream().filter(NodeReport::reachable).count();
-    if (reachable < n / 2 + 1) {
-      return ExitCodes.UNREACHABLE;
+    return exitCode(findings);
+  }
+
+  /** 69 for too few reachable (or voting) nodes, 64 for --quarantine on unfit nodes, else 78. */
+  static int exitCode(List<Verdict.Finding> findings) {
+    int code = ExitCodes.OK;
+    for (Verdict.Finding f : findings) {
+      if (f.level() != Verdict.Level.FAIL) {
+        continue;
+      }
+      int c =
+          switch (f.topic()) {
+            case REACHABILITY, QUARANTINE -> ExitCodes.UNREACHABLE;
+            case QUARANTINE_SUPPORT -> ExitCodes.USAGE;
+            default -> ExitCodes.TIMING;
+          };
+      // Precedence: nothing reachable says most, then a misconfiguration, then timing.
+      if (code == ExitCodes.OK || rank(c) < rank(code)) {
+        code = c;
+      }
     }
-    return level == Verdict.Level.FAIL ? ExitCodes.TIMING : ExitCodes.OK;
+    return code;
+  }
+
+  private static int rank(int code) {
+    return switch (code) {
+      case ExitCodes.UNREACHABLE -> 0;
+      case ExitCodes.USAGE -> 1;
+      default -> 2;
+    };
   }
 
   private RedlockSettings settings(NodeOptions.Selection selection) {
@@ -201,7 +260,12 @@ final class DoctorCommand implements Callable<Integer> {
   }
 
   private void printTable(
-      PrintStream out, Report report, Duration ttl, Duration nodeTimeout, Duration drift) {
+      PrintStream out,
+      Report report,
+      Duration ttl,
+      Duration nodeTimeout,
+      Duration drift,
+      Verdict.Quarantine q) {
     Settings s = report.settings();
     out.printf(
         Locale.ROOT,
@@ -212,11 +276,18 @@ final class DoctorCommand implements Callable<Integer> {
         s.quorum());
     out.printf(
         Locale.ROOT,
-        "TTL %s, per-node timeout %s, drift allowance %s (factor %s)%n%n",
+        "TTL %s, per-node timeout %s, drift allowance %s (factor %s), restart quarantine %s%n%n",
         Durations.format(ttl),
         Durations.format(nodeTimeout),
         Durations.format(drift),
-        s.driftFactor());
+        s.driftFactor(),
+        q == null
+            ? "off"
+            : "for a maximum TTL of "
+                + Durations.format(q.maxTtl())
+                + " (a node that is not durable votes once up "
+                + Durations.format(q.votesAfter())
+                + ")");
     List<String[]> rows = new ArrayList<>();
     rows.add(
         new String[] {
@@ -228,10 +299,7 @@ final class DoctorCommand implements Callable<Integer> {
           "RTT MEDIAN",
           "RTT WORST",
           "TTL PRECISION",
-          "FENCING",
-          "VERSION",
-          "UPTIME",
-          "DURABLE"
+          "FENCING"
         });
     for (NodeReport r : report.nodes()) {
       rows.add(
@@ -244,24 +312,35 @@ final class DoctorCommand implements Callable<Integer> {
             ms(r.rttMedianMs()),
             ms(r.rttWorstMs()),
             ms(r.ttlPrecisionMs()),
-            r.fencing() == null ? "-" : r.fencing() ? "yes" : "no",
-            r.serverVersion() == null ? "n/a" : r.serverVersion(),
-            r.uptimeSeconds() == null
-                ? "n/a"
-                : Durations.format(Duration.ofMillis((long) (r.uptimeSeconds() * 1000))),
-            r.durable() == null ? "n/a" : r.durable() ? "yes" : "NO"
+            r.fencing() == null ? "-" : r.fencing() ? "yes" : "no"
           });
     }
     printColumns(out, rows);
     out.printf(
         Locale.ROOT,
-        "%n(RTT over %d round trips per node: %d probes of tryAcquire + extend + release on a fresh"
-            + " key; FIRST CALL includes connecting)%n",
+        "(RTT over %d round trips per node: %d probes of tryAcquire + extend + release on a fresh"
+            + " key; FIRST CALL includes connecting)%n%n",
         3 * probes,
         probes);
+    List<String[]> status = new ArrayList<>();
+    status.add(
+        new String[] {"NODE", "VERSION", "UPTIME", "DURABLE", "RESTART QUARANTINE", "INCARNATION"});
+    for (NodeReport r : report.nodes()) {
+      status.add(
+          new String[] {
+            r.node(),
+            na(r.serverVersion()),
+            r.uptime() == null ? "n/a" : Durations.format(r.uptime()),
+            r.durable() == null ? "n/a" : r.durable() ? "yes" : "NO",
+            quarantineText(r),
+            na(r.incarnation())
+          });
+    }
+    printColumns(out, status);
     out.println(
-        "Clock offset: n/a (the backend SPI does not report the store's clock). VERSION, UPTIME,"
-            + " DURABLE: n/a where the backend does not report its status.");
+        "(VERSION, UPTIME, DURABLE, INCARNATION: from the node's status report, n/a where the"
+            + " backend reports none. Clock offset: n/a, the backend SPI does not report the"
+            + " store's clock.)");
     for (NodeReport r : report.nodes()) {
       if (r.error() != null) {
         out.println("  " + r.node() + ": " + r.error());
@@ -279,6 +358,25 @@ final class DoctorCommand implements Callable<Integer> {
       out.printf(
           Locale.ROOT, "  %-4s  %s%n", f.level().name().toLowerCase(Locale.ROOT), f.message());
     }
+  }
+
+  private static String na(String value) {
+    return value == null || value.isBlank() ? "n/a" : value;
+  }
+
+  private static String quarantineText(NodeReport r) {
+    String state = r.quarantine() == null ? "n/a" : r.quarantine();
+    return switch (state) {
+      case "not-needed" -> "not needed (durable)";
+      case "off" -> "OFF (not durable)";
+      case "passed" -> "passed (votes)";
+      case "active" ->
+          "ACTIVE: votes in "
+              + Durations.format(Duration.ofNanos((long) (r.quarantineLeftMs() * 1e6)));
+      case "status-unreadable" -> "status unreadable: does not vote";
+      case "unsupported" -> "UNSUPPORTED (no status)";
+      default -> state;
+    };
   }
 
   private static String ms(Double millis) {

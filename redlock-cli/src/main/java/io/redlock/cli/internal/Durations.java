@@ -62,7 +62,7 @@ final class Durations implements ITypeConverter<Duration> {
         "'" + value + "' is not a duration; write e.g. 30s, 500ms, 1.5s, 2m, 1h or PT30S");
   }
 
-  /** A short human form: 850 µs, 12.3 ms, 1.50 s, 2m30s. */
+  /** A short human form: 850 µs, 12.3 ms, 1.50 s, 2m30s, 5h12m, 3d4h (rounded down). */
   static String format(Duration d) {
     long nanos = d.toNanos();
     if (nanos < 1_000_000) {
@@ -78,7 +78,15 @@ final class Durations implements ITypeConverter<Duration> {
       return String.format(Locale.ROOT, "%.2f s", nanos / 1e9);
     }
     long s = d.toSeconds();
-    return (s / 60) + "m" + (s % 60 == 0 ? "" : (s % 60) + "s");
+    if (s < 3_600) {
+      return (s / 60) + "m" + (s % 60 == 0 ? "" : (s % 60) + "s");
+    }
+    long m = s / 60;
+    if (m < 24 * 60) {
+      return (m / 60) + "h" + (m % 60 == 0 ? "" : (m % 60) + "m");
+    }
+    long h = m / 60;
+    return (h / 24) + "d" + (h % 24 == 0 ? "" : (h % 24) + "h");
   }
 
   /** Milliseconds with three decimals, for JSON. */

@@ -4,15 +4,18 @@ import io.redlock.Lease;
 import io.redlock.LockTimeoutException;
 import io.redlock.Redlock;
 import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockSettings;
 import io.redlock.ReleaseOutcome;
 import io.redlock.spi.NodeUri;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
@@ -37,8 +40,9 @@ import picocli.CommandLine.Spec;
       "The lock is extended every TTL/3 while the command runs. If it cannot be extended before its"
           + " validity runs out, the lock is lost: redlock says so on stderr, stops the command"
           + " (unless --no-kill-on-loss) and exits with 79.",
-      "The command gets REDLOCK_LOCK_NAME and REDLOCK_TOKEN (the lease's random token) in its"
-          + " environment. Its exit code is passed through. On Ctrl-C or SIGTERM the command is"
+      "The command gets REDLOCK_LOCK_NAME, REDLOCK_TOKEN (the lease's random token),"
+          + " REDLOCK_TTL_MS and, with --fencing, REDLOCK_FENCING_TOKEN in its environment (see"
+          + " below). Its exit code is passed through. On Ctrl-C or SIGTERM the command is"
           + " stopped and the lock released.",
     },
     footer = {
@@ -46,6 +50,7 @@ import picocli.CommandLine.Spec;
       "Examples:",
       "  redlock exec backup -- rsync -a /data /backup",
       "  redlock exec --no-wait --ttl 2m deploy -- ./deploy.sh",
+      "  redlock exec --fencing nightly -- ./nightly.sh  # sends $REDLOCK_FENCING_TOKEN",
       "  redlock exec --wait forever --nodes redis://a:6379,redis://b:6379,redis://c:6379 \\",
       "      nightly -- ./nightly.sh"
     })
@@ -70,8 +75,40 @@ final class ExecCommand implements Callable<Integer> {
 
   @Option(
       names = "--no-wait",
-      description = "Make one attempt; exit with 75 at once if the lock is busy.")
+      description =
+          "Do not wait for a busy lock: exit with 75 at once if another client holds it. (An"
+              + " attempt that fails because too few nodes answered in time is repeated up to "
+              + NO_WAIT_ATTEMPTS
+              + " times in all before exiting with 69.)")
   boolean noWait;
+
+  @Option(
+      names = "--fencing",
+      description =
+          "Give the lease a fencing token and export it to the command as REDLOCK_FENCING_TOKEN: a"
+              + " positive integer greater than the token of every earlier holder of LOCKNAME,"
+              + " whatever majority of nodes granted either. Send it with every write to the"
+              + " protected resource and have the resource refuse writes with a lower token"
+              + " (e.g. UPDATE ... SET fence = :token WHERE fence <= :token): a holder that was"
+              + " paused past its validity can then no longer overwrite the next holder's work."
+              + " Costs one more round trip; every node must keep fencing counters (Redis, JDBC"
+              + " and MongoDB nodes do), else exit 64.")
+  boolean fencing;
+
+  @Option(
+      names = "--quarantine",
+      converter = Durations.class,
+      paramLabel = "MAXTTL",
+      description =
+          "Restart quarantine: count the vote of a node whose lock state is not durable only once"
+              + " it has been up for MAXTTL (plus the drift allowance), MAXTTL being the longest"
+              + " TTL any client of these nodes uses. A node that restarted and forgot its locks"
+              + " then cannot help a second client to a majority (the Redlock description's"
+              + " delayed restart). --ttl may not exceed MAXTTL. Every node must report its"
+              + " status, else exit 64. Cost: while a majority of nodes are in quarantine (after"
+              + " they restart, or when first deployed) no lock can be acquired (exit 69)."
+              + " Default: off.")
+  Duration quarantine;
 
   @Option(
       names = "--extend-every",
@@ -101,6 +138,9 @@ final class ExecCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
+  /** With --no-wait: attempts in all when too few nodes answered (never when the lock is held). */
+  static final int NO_WAIT_ATTEMPTS = 3;
+
   @Parameters(index = "0", paramLabel = "LOCKNAME", description = "The name of the lock.")
   String lockName;
 
@@ -122,7 +162,7 @@ final class ExecCommand implements Callable<Integer> {
 
   private Process child;
   private volatile Lease lease;
-  private volatile Redlock redlock;
+  volatile Redlock redlock;
   private volatile Thread extender;
 
   @Override
@@ -160,8 +200,23 @@ final class ExecCommand implements Callable<Integer> {
               + Durations.format(ttl)
               + "), e.g. a third of it");
     }
+    checkQuarantine(quarantine, ttl);
     NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
-    redlock = nodeOptions.build(selection, b -> b.maxExtensions(Integer.MAX_VALUE));
+    List<NodeOptions.Requirement> requirements = new ArrayList<>();
+    if (fencing) {
+      requirements.add(NodeOptions.Requirement.FENCING);
+    }
+    if (quarantine != null) {
+      requirements.add(NodeOptions.Requirement.STATUS);
+    }
+    redlock =
+        nodeOptions.build(
+            selection,
+            b -> {
+              b.maxExtensions(Integer.MAX_VALUE).fencing(fencing);
+              return quarantine == null ? b : b.restartQuarantine(quarantine);
+            },
+            requirements);
     Thread main = Thread.currentThread();
     Thread hook = new Thread(() -> onSignal(main), "redlock-exec-signal");
     Runtime.getRuntime().addShutdownHook(hook);
@@ -178,39 +233,132 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
+  /** --quarantine must be positive and at least --ttl, as the engine requires: say so up front. */
+  static void checkQuarantine(Duration quarantine, Duration ttl) {
+    if (quarantine == null) {
+      return;
+    }
+    if (quarantine.isZero() || quarantine.isNegative()) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--quarantine must be positive: the longest TTL any client of these nodes uses, e.g."
+              + " --quarantine 1m");
+    }
+    if (ttl.compareTo(quarantine) > 0) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--ttl ("
+              + Durations.format(ttl)
+              + ") is longer than --quarantine ("
+              + Durations.format(quarantine)
+              + "): a node restarted without durable lock state could vote again before this lock"
+              + " expired. Use a --ttl of at most "
+              + Durations.format(quarantine)
+              + ", or raise --quarantine to the longest TTL you use");
+    }
+  }
+
+  /** Why an acquisition failed, as far as the exit code is concerned. */
+  enum Failure {
+    /** Enough nodes answered, and too many of them said the lock is held. */
+    BUSY,
+    /** Too few nodes answered in time to form a quorum. */
+    UNREACHABLE,
+    /** Enough nodes granted, but too few of their votes count: restart quarantine. */
+    QUARANTINE
+  }
+
+  /**
+   * Classifies a failed acquisition. The engine reports the nodes that could not be asked; only
+   * when more of them failed than a quorum can spare were there too few answers. Quarantine is told
+   * by the engine's wording, the only place it says so (see the report on the API).
+   */
+  static Failure classify(LockTimeoutException e, int nodes) {
+    if (String.valueOf(e.getMessage()).contains("restart quarantine")) {
+      return Failure.QUARANTINE;
+    }
+    int spare = nodes - (nodes / 2 + 1);
+    return e.unreachableNodes().size() > spare ? Failure.UNREACHABLE : Failure.BUSY;
+  }
+
+  /**
+   * Acquires the lock. With --no-wait, an attempt that failed because too few nodes answered in
+   * time (a node stalled for a moment, as happens on a loaded machine) is not "busy": it is
+   * repeated a few times after the usual random pause before giving up.
+   */
+  Lease acquire(Duration maxWait) throws InterruptedException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return redlock.acquire(lockName, ttl, maxWait);
+      } catch (LockTimeoutException e) {
+        if (!noWait
+            || attempt >= NO_WAIT_ATTEMPTS
+            || classify(e, redlock.nodes().size()) != Failure.UNREACHABLE) {
+          throw e;
+        }
+        if (nodeOptions.verbose) {
+          err.println("redlock: " + NodeUri.redact(e.getMessage()) + "; trying again");
+        }
+        RedlockSettings settings = redlock.settings();
+        long min = settings.retryDelayMin().toNanos();
+        long max = Math.max(min + 1, settings.retryDelayMax().toNanos());
+        TimeUnit.NANOSECONDS.sleep(ThreadLocalRandom.current().nextLong(min, max));
+      }
+    }
+  }
+
   private int run(List<String> argv, Duration maxWait, Duration interval, NodeOptions.Selection s) {
     try {
-      lease = redlock.acquire(lockName, ttl, maxWait);
+      lease = acquire(maxWait);
     } catch (LockTimeoutException e) {
-      boolean unreachable = e.quorumUnreachable();
+      Failure failure = classify(e, redlock.nodes().size());
       err.println(
           "redlock: "
-              + (unreachable ? "nodes unreachable" : "lock busy")
+              + switch (failure) {
+                case BUSY -> "lock busy";
+                case UNREACHABLE -> "nodes unreachable";
+                case QUARANTINE -> "too few nodes may vote (restart quarantine)";
+              }
               + ": "
               + NodeUri.redact(e.getMessage()));
       if (e.getCause() instanceof RedlockNonTransientException cause) {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
-      return unreachable ? ExitCodes.UNREACHABLE : ExitCodes.BUSY;
+      return failure == Failure.BUSY ? ExitCodes.BUSY : ExitCodes.UNREACHABLE;
     } catch (InterruptedException e) {
       return 130; // a signal cut the wait short; the hook reports it
     } catch (IllegalArgumentException e) {
       throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
     }
+    if (!lease.quarantinedNodes().isEmpty()) {
+      // The lease holds on a majority of the other nodes; say why a granting node did not count.
+      err.println(
+          "redlock: note: restart quarantine: the votes of "
+              + String.join(", ", lease.quarantinedNodes())
+              + " did not count (restarted, or started, without durable lock state less than "
+              + Durations.format(quarantine)
+              + " ago)");
+    }
     if (nodeOptions.verbose) {
       err.printf(
           Locale.ROOT,
-          "redlock: acquired '%s' on %d nodes (%s), validity %s; running %s%n",
+          "redlock: acquired '%s' on %d nodes (%s), validity %s%s; running %s%n",
           lockName,
           redlock.nodes().size(),
           s.source(),
           Durations.format(lease.remainingValidity()),
+          fencing ? ", fencing token " + lease.fencingToken() : "",
           argv);
     }
     ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
     pb.environment().put("REDLOCK_LOCK_NAME", lockName);
     pb.environment().put("REDLOCK_TOKEN", lease.token());
     pb.environment().put("REDLOCK_TTL_MS", Long.toString(ttl.toMillis()));
+    if (fencing) {
+      pb.environment().put("REDLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
+    } else {
+      pb.environment().remove("REDLOCK_FENCING_TOKEN"); // not one inherited from an outer exec
+    }
     Process started;
     synchronized (state) {
       if (stopping) {

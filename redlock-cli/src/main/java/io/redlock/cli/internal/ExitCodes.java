@@ -14,7 +14,10 @@ final class ExitCodes {
   /** EX_USAGE: invalid option, duration or node URI, unknown scheme, unusable configuration. */
   static final int USAGE = 64;
 
-  /** EX_UNAVAILABLE: too few nodes answered to form a quorum. */
+  /**
+   * EX_UNAVAILABLE: too few nodes answered to form a quorum, or too few of them may vote because of
+   * restart quarantine.
+   */
   static final int UNREACHABLE = 69;
 
   /** EX_SOFTWARE: an unexpected internal error (a bug: please report it). */
@@ -38,8 +41,10 @@ final class ExitCodes {
   /** The exit-code table shown by every {@code --help}. */
   static final String[] HELP = {
     "0:success; for exec: the command's own exit code is passed through",
-    "64:bad usage: invalid option or duration, malformed node URI, unknown scheme, bad config file",
-    "69:nodes unreachable: too few nodes answered to form a quorum",
+    "64:bad usage: invalid option or duration, malformed node URI, unknown scheme, bad config"
+        + " file, or a node lacks what --fencing or --quarantine needs",
+    "69:nodes unreachable: too few nodes answered to form a quorum (or, with --quarantine, too few"
+        + " may vote yet)",
     "70:internal error (please report it)",
     "75:lock busy: held by someone else after --wait (or at once with --no-wait)",
     "78:doctor: the TTL or node timeout does not fit the measured latencies",

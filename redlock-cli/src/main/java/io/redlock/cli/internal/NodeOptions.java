@@ -7,6 +7,8 @@ import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -21,6 +23,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 import picocli.CommandLine.Option;
 
@@ -236,10 +239,82 @@ final class NodeOptions {
   }
 
   /**
+   * A capability every node must declare for an option to work. Checked by the tool once the nodes
+   * are open, so that the message speaks of the option rather than of the builder method.
+   *
+   * @param option the option that needs it, e.g. {@code --fencing}
+   * @param has whether a node declares it
+   * @param what what every node must do, completing "needs every node to ..."
+   * @param declared the capability as a backend declares it, for backend authors
+   */
+  record Requirement(String option, Predicate<NodeCapabilities> has, String what, String declared) {
+    /** {@code --fencing}: fencing counters. */
+    static final Requirement FENCING =
+        new Requirement(
+            "--fencing",
+            NodeCapabilities::fencing,
+            "keep fencing counters",
+            "capabilities().fencing()");
+
+    /** {@code --quarantine}: status reports (incarnation, uptime, durability). */
+    static final Requirement STATUS =
+        new Requirement(
+            "--quarantine",
+            NodeCapabilities::status,
+            "report its status (incarnation, uptime, durability) so that a restart is noticed",
+            "capabilities().status()");
+
+    /** The nodes (redacted names) that lack the capability. */
+    List<String> missing(List<LockNode> nodes) {
+      List<String> missing = new ArrayList<>();
+      for (LockNode node : nodes) {
+        if (!has.test(node.capabilities())) {
+          missing.add(NodeUri.redact(node.name()));
+        }
+      }
+      return missing;
+    }
+
+    /** The usage error for nodes that lack the capability. */
+    String message(List<String> missing) {
+      return option
+          + " needs every node to "
+          + what
+          + ", but "
+          + (missing.size() == 1 ? "this node does" : "these nodes do")
+          + " not ("
+          + declared
+          + " is false): "
+          + String.join(", ", missing)
+          + ". Use backends that do (redis, jdbc:*, mongodb) for every node, or run without "
+          + option;
+    }
+
+    /** Throws a usage error naming the nodes that lack the capability, if any do. */
+    void check(List<LockNode> nodes, Selection selection) {
+      List<String> missing = missing(nodes);
+      if (!missing.isEmpty()) {
+        throw new CliException(ExitCodes.USAGE, withSource(message(missing), selection));
+      }
+    }
+  }
+
+  /**
    * Builds a Redlock over the selection, its nodes opened and warmed up. Bad URIs and unknown
    * schemes become usage errors (64); nodes that cannot even be opened become 69.
    */
   Redlock build(Selection selection, UnaryOperator<RedlockBuilder> customize) {
+    return build(selection, customize, List.of());
+  }
+
+  /**
+   * Like {@link #build(Selection, UnaryOperator)}, and first checks that every node declares what
+   * the {@code requirements} need (a usage error, 64, naming the nodes that do not).
+   */
+  Redlock build(
+      Selection selection,
+      UnaryOperator<RedlockBuilder> customize,
+      List<Requirement> requirements) {
     RedlockBuilder builder = Redlock.builder();
     List<LockNode> nodes;
     try {
@@ -258,7 +333,10 @@ final class NodeOptions {
       throw new CliException(ExitCodes.UNREACHABLE, withSource(e.getMessage(), selection), e);
     }
     try {
-      warmUp(nodes);
+      for (Requirement requirement : requirements) {
+        requirement.check(nodes, selection);
+      }
+      warmUp(nodes, requirements.contains(Requirement.STATUS));
       return customize.apply(builder.nodes(nodes)).build();
     } catch (RuntimeException e) {
       LockNodes.closeQuietly(nodes, e);
@@ -271,27 +349,29 @@ final class NodeOptions {
 
   /**
    * One harmless round trip per node, in parallel, before the first lock attempt: a
-   * compare-and-delete of a random key that cannot exist. A tool starts cold (connections, lazy
-   * table creation, a JVM that has not compiled anything yet), and a first attempt slower than the
-   * per-node timeout would otherwise fail for no reason, which matters with {@code --no-wait}.
-   * Failures are ignored here: a node that is down is counted as such by the lock attempt itself.
+   * compare-and-delete of a random key that cannot exist, and with {@code status} also a status
+   * report (which restart quarantine reads in the same attempt, against the same deadline). A tool
+   * starts cold (connections, lazy table creation, a JVM that has not compiled anything yet), and a
+   * first attempt slower than the per-node timeout would otherwise fail for no reason, which
+   * matters with {@code --no-wait}. Failures are ignored here: a node that is down is counted as
+   * such by the lock attempt itself.
    */
-  static void warmUp(List<LockNode> nodes) {
+  static void warmUp(List<LockNode> nodes, boolean status) {
     String key = "redlock-warmup:" + UUID.randomUUID();
     String token = UUID.randomUUID().toString();
-    List<Reply<Boolean>> replies = new ArrayList<>();
+    List<Reply<?>> replies = new ArrayList<>();
     for (LockNode node : nodes) {
       try {
         replies.add(node.release(key, token));
+        if (status && node.capabilities().status()) {
+          replies.add(node.status());
+        }
       } catch (RuntimeException e) {
-        replies.add(null);
+        // reported by the lock attempt, with the engine's wording
       }
     }
     long deadline = System.nanoTime() + WARM_UP_TIMEOUT.toNanos();
-    for (Reply<Boolean> reply : replies) {
-      if (reply == null) {
-        continue;
-      }
+    for (Reply<?> reply : replies) {
       try {
         reply.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       } catch (NodeTimeoutException e) {

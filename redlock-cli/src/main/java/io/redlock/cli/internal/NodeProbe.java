@@ -32,6 +32,14 @@ final class NodeProbe {
   /**
    * One node's results; durations in milliseconds, null where not measured or not reported.
    *
+   * @param fencing whether the node keeps fencing counters (exec --fencing); null if not opened
+   * @param reportsStatus whether the node declares status reports; null if not opened
+   * @param serverVersion, uptimeSeconds, durable, incarnation, details from {@link
+   *     LockNode#status()}; null where the node does not report a status or the report failed
+   * @param quarantine where the node stands with respect to restart quarantine: one of n/a,
+   *     not-needed, off, passed, active, status-unreadable, unsupported (see {@link
+   *     Verdict.QuarantineState}); filled in by the doctor, which knows the settings
+   * @param quarantineLeftMs for "active": how long until its votes count
    * @param clockOffset always null: no call of the SPI reports the store's clock
    */
   record NodeReport(
@@ -47,18 +55,53 @@ final class NodeProbe {
       Double ttlPrecisionMs,
       Boolean fencing,
       List<String> anomalies,
+      Boolean reportsStatus,
       String serverVersion,
+      String incarnation,
       Double uptimeSeconds,
       Boolean durable,
-      String incarnation,
       Map<String, String> details,
       String statusError,
+      String quarantine,
+      Double quarantineLeftMs,
       String clockOffset) {
 
     static NodeReport unreachable(String name, String backend, Double openMs, String why) {
       return new NodeReport(
           name, backend, false, why, openMs, null, 0, null, null, null, null, List.of(), null, null,
-          null, null, null, null, null);
+          null, null, null, null, null, null, null, null);
+    }
+
+    /** A copy with the restart-quarantine state the doctor worked out. */
+    NodeReport withQuarantine(String state, Double leftMs) {
+      return new NodeReport(
+          node,
+          backend,
+          reachable,
+          error,
+          openMs,
+          firstCallMs,
+          roundTrips,
+          rttMedianMs,
+          rttWorstMs,
+          ttlPrecisionMs,
+          fencing,
+          anomalies,
+          reportsStatus,
+          serverVersion,
+          incarnation,
+          uptimeSeconds,
+          durable,
+          details,
+          statusError,
+          state,
+          leftMs,
+          clockOffset);
+    }
+
+    /** The uptime as a Duration, or null. */
+    Duration uptime() {
+      return uptimeSeconds == null ? null : Duration.ofMillis(Math.round(uptimeSeconds * 1000));
     }
   }
 
@@ -134,12 +177,15 @@ final class NodeProbe {
         Durations.millis(caps.ttlPrecision()),
         caps.fencing(),
         anomalies,
+        caps.status(),
         status == null ? null : version(status.details()),
+        status == null ? null : status.incarnation(),
         status == null ? null : status.uptime().toMillis() / 1000.0,
         status == null ? null : status.durable(),
-        status == null ? null : status.incarnation(),
         status == null ? null : status.details(),
         statusError,
+        null,
+        null,
         null);
   }
 

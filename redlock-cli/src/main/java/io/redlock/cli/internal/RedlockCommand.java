@@ -4,6 +4,7 @@ import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.NodeUri;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.UsageMessageSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
@@ -49,11 +51,7 @@ public final class RedlockCommand implements Runnable {
   public static int run(String... args) {
     CommandLine cmd = new CommandLine(new RedlockCommand());
     cmd.getSubcommands().get("exec").setStopAtPositional(true);
-    Map<String, String> codes = new LinkedHashMap<>();
-    for (String line : ExitCodes.HELP) {
-      int colon = line.indexOf(':');
-      codes.put(line.substring(0, colon), line.substring(colon + 1));
-    }
+    Map<String, String> codes = table(ExitCodes.HELP);
     for (CommandLine c :
         List.of(
             cmd,
@@ -61,11 +59,64 @@ public final class RedlockCommand implements Runnable {
             cmd.getSubcommands().get("doctor"),
             cmd.getSubcommands().get("bench"))) {
       c.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(codes);
+      boolean exec = c == cmd.getSubcommands().get("exec");
+      addEnvironmentSection(c, exec || c == cmd);
     }
     cmd.setParameterExceptionHandler(RedlockCommand::usageError);
     cmd.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> failure(e, commandLine.getErr()));
     return cmd.execute(args);
+  }
+
+  /** The variables exec sets for the command, shown by {@code --help}. */
+  static final String[] COMMAND_ENVIRONMENT = {
+    "REDLOCK_LOCK_NAME:the lock's name (LOCKNAME)",
+    "REDLOCK_TOKEN:the lease's random token (at least 128 bits, URL-safe)",
+    "REDLOCK_TTL_MS:the lock's TTL in milliseconds",
+    "REDLOCK_FENCING_TOKEN:with --fencing only: the lease's fencing token, a positive integer"
+        + " greater than that of every earlier holder of the lock; send it with every write and"
+        + " have the protected resource refuse lower ones",
+  };
+
+  /** The variables the tool reads, shown by {@code --help}. */
+  static final String[] TOOL_ENVIRONMENT = {
+    "REDLOCK_NODES:node URIs, comma or space separated (when --nodes and --config are not given)",
+    "REDLOCK_CONFIG:a properties file with nodes= (and node-timeout=, drift-factor=)",
+    "XDG_DATA_HOME:where the zero-setup SQLite files go: $XDG_DATA_HOME/redlock"
+        + " (default ~/.local/share/redlock)",
+  };
+
+  private static final String ENVIRONMENT_SECTION = "redlockEnvironment";
+
+  /** An environment table after the exit codes (and before the examples). */
+  private static void addEnvironmentSection(CommandLine c, boolean commandEnvironment) {
+    c.getHelpSectionMap()
+        .put(
+            ENVIRONMENT_SECTION,
+            help -> {
+              StringBuilder sb = new StringBuilder();
+              if (commandEnvironment) {
+                sb.append(help.createHeading("%nEnvironment of the command run by exec:%n"));
+                sb.append(help.createTextTable(table(COMMAND_ENVIRONMENT)));
+              }
+              sb.append(help.createHeading("%nEnvironment read by redlock:%n"));
+              sb.append(help.createTextTable(table(TOOL_ENVIRONMENT)));
+              return sb.toString();
+            });
+    List<String> keys = new ArrayList<>(c.getHelpSectionKeys());
+    // setHelpSectionKeys also applies to the subcommands: add the key once per command
+    keys.remove(ENVIRONMENT_SECTION);
+    keys.add(keys.indexOf(UsageMessageSpec.SECTION_KEY_FOOTER_HEADING), ENVIRONMENT_SECTION);
+    c.setHelpSectionKeys(keys);
+  }
+
+  private static Map<String, String> table(String[] lines) {
+    Map<String, String> map = new LinkedHashMap<>();
+    for (String line : lines) {
+      int colon = line.indexOf(':');
+      map.put(line.substring(0, colon), line.substring(colon + 1));
+    }
+    return map;
   }
 
   private static int usageError(ParameterException e, String[] args) {

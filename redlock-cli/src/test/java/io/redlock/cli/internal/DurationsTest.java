@@ -38,5 +38,8 @@ class DurationsTest {
     assertThat(Durations.format(Duration.ofMillis(150))).isEqualTo("150 ms");
     assertThat(Durations.format(Duration.ofMillis(1500))).isEqualTo("1.50 s");
     assertThat(Durations.format(Duration.ofSeconds(150))).isEqualTo("2m30s");
+    assertThat(Durations.format(Duration.ofMinutes(60))).isEqualTo("1h");
+    assertThat(Durations.format(Duration.ofSeconds(5 * 3600 + 12 * 60 + 59))).isEqualTo("5h12m");
+    assertThat(Durations.format(Duration.ofHours(76))).isEqualTo("3d4h");
   }
 }

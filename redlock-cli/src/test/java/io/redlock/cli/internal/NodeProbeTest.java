@@ -38,7 +38,8 @@ class NodeProbeTest {
 
     @Override
     public NodeCapabilities capabilities() {
-      NodeCapabilities c = delegate.capabilities();
+      // Declares a status only when it has one to report, fencing never.
+      NodeCapabilities c = new NodeCapabilities(delegate.capabilities().ttlPrecision());
       return status == null ? c : c.withStatus();
     }
 
@@ -90,7 +91,10 @@ class NodeProbeTest {
   void noStatusNoInventions() {
     NodeReport r = NodeProbe.probe("mem://probe", new Node(null, false), 1.0, TTL, 1, TIMEOUT);
 
+    assertThat(r.reportsStatus()).isFalse();
+    assertThat(r.fencing()).isFalse();
     assertThat(r.serverVersion()).isNull();
+    assertThat(r.incarnation()).isNull();
     assertThat(r.uptimeSeconds()).isNull();
     assertThat(r.durable()).isNull();
     assertThat(r.details()).isNull();
@@ -105,6 +109,7 @@ class NodeProbeTest {
 
     NodeReport r = NodeProbe.probe("mem://probe", new Node(status, false), 1.0, TTL, 1, TIMEOUT);
 
+    assertThat(r.reportsStatus()).isTrue();
     assertThat(r.serverVersion()).isEqualTo("7.0.15");
     assertThat(r.uptimeSeconds()).isEqualTo(90.0);
     assertThat(r.durable()).isFalse();

@@ -118,15 +118,31 @@ class VerdictTest {
     assertThat(f).anySatisfy(x -> assertThat(x.level()).isEqualTo(Level.INFO));
   }
 
+  private static NodeFacts status(String name, boolean durable, Duration uptime) {
+    return new NodeFacts(
+        name,
+        true,
+        Duration.ofMillis(1),
+        durable,
+        uptime,
+        true,
+        true,
+        durable ? "durable" : "not durable: appendfsync everysec");
+  }
+
+  private static final Verdict.Quarantine ONE_MINUTE =
+      new Verdict.Quarantine(Duration.ofMinutes(1), Duration.ofMillis(60_602));
+
   @Test
-  @DisplayName("warns about nodes that report they are not durable or restarted within one TTL")
+  @DisplayName(
+      "warns about nodes that are not durable, explains restart quarantine, and flags young ones")
   void durabilityAndUptime() {
     List<Finding> f =
         Verdict.judge(
             List.of(
-                new NodeFacts("a", true, Duration.ofMillis(1), false, Duration.ofHours(1)),
-                new NodeFacts("b", true, Duration.ofMillis(1), true, Duration.ofSeconds(3)),
-                up("c", 1)),
+                status("a", false, Duration.ofHours(1)),
+                status("b", true, Duration.ofSeconds(3)),
+                status("c", false, Duration.ofSeconds(4))),
             TTL,
             TIMEOUT,
             DRIFT,
@@ -134,9 +150,133 @@ class VerdictTest {
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
     assertThat(f)
-        .anySatisfy(x -> assertThat(x.message()).startsWith("not durable").contains(": a."))
         .anySatisfy(
             x ->
-                assertThat(x.message()).contains("restarted less than one TTL ago: b (up 3.00 s)"));
+                assertThat(x.message())
+                    .startsWith("not durable: a (appendfsync everysec), c (appendfsync everysec).")
+                    .contains("--quarantine MAXTTL", "restartQuarantine(maxTtl)", "no lock can be"))
+        .anySatisfy(
+            x ->
+                assertThat(x.message())
+                    .startsWith("started or restarted less than one TTL ago")
+                    .contains(": c (up 4.00 s)")
+                    .doesNotContain("b (up"));
+  }
+
+  @Test
+  @DisplayName("does not warn about a durable node that started a moment ago")
+  void youngDurableNodeIsFine() {
+    List<Finding> f =
+        Verdict.judge(
+            List.of(
+                status("a", true, Duration.ofMillis(2)),
+                status("b", true, Duration.ofMillis(1)),
+                status("c", true, Duration.ofMillis(3))),
+            TTL,
+            TIMEOUT,
+            DRIFT,
+            false);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
+    assertThat(f).noneMatch(x -> x.topic() == Verdict.Topic.DURABILITY);
+  }
+
+  @Test
+  @DisplayName("with quarantine, fails when too few nodes may vote yet, and says when they will")
+  void quarantineBlocksQuorum() {
+    List<NodeFacts> nodes =
+        List.of(
+            status("a", false, Duration.ofSeconds(10)),
+            status("b", false, Duration.ofSeconds(20)),
+            status("c", false, Duration.ofSeconds(30)));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.FAIL);
+    assertThat(f)
+        .filteredOn(x -> x.level() == Level.FAIL)
+        .singleElement()
+        .satisfies(
+            x -> {
+              assertThat(x.topic()).isEqualTo(Verdict.Topic.QUARANTINE);
+              // two of three must come out: b after 40.60 s
+              assertThat(x.message())
+                  .contains("only 0 of 3 nodes may vote now", "in 40.60 s at the earliest");
+            });
+    assertThat(DoctorCommand.exitCode(f)).isEqualTo(69);
+    assertThat(Verdict.quarantine(nodes.get(2), ONE_MINUTE))
+        .isEqualTo(
+            new Verdict.QuarantineView(Verdict.QuarantineState.ACTIVE, Duration.ofMillis(30_602)));
+  }
+
+  @Test
+  @DisplayName("with quarantine, warns about a quarantined minority and lets durable nodes vote")
+  void quarantineMinority() {
+    List<NodeFacts> nodes =
+        List.of(
+            status("a", true, Duration.ofSeconds(1)),
+            status("b", true, Duration.ofSeconds(1)),
+            status("c", false, Duration.ofSeconds(1)));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
+    assertThat(f)
+        .anySatisfy(
+            x ->
+                assertThat(x.message())
+                    .startsWith("in restart quarantine")
+                    .contains("c (up 1.00 s)", "the 2 other nodes"));
+    assertThat(DoctorCommand.exitCode(f)).isZero();
+    assertThat(Verdict.quarantine(nodes.get(0), ONE_MINUTE).state())
+        .isEqualTo(Verdict.QuarantineState.NOT_NEEDED);
+    assertThat(Verdict.quarantine(nodes.get(2), null).state())
+        .isEqualTo(Verdict.QuarantineState.OFF);
+  }
+
+  @Test
+  @DisplayName("with quarantine, is OK once every node that is not durable has been up long enough")
+  void quarantinePassed() {
+    List<NodeFacts> nodes =
+        List.of(
+            status("a", false, Duration.ofMinutes(2)),
+            status("b", false, Duration.ofMillis(60_602)),
+            status("c", true, Duration.ofSeconds(1)));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
+    assertThat(Verdict.quarantine(nodes.get(1), ONE_MINUTE).state())
+        .isEqualTo(Verdict.QuarantineState.PASSED);
+    assertThat(f).anySatisfy(x -> assertThat(x.message()).contains("all votes count"));
+  }
+
+  @Test
+  @DisplayName("with quarantine, fails with 64 for a node that reports no status")
+  void quarantineUnsupported() {
+    NodeFacts blind =
+        new NodeFacts("x", true, Duration.ofMillis(1), null, null, false, false, null);
+    List<NodeFacts> nodes =
+        List.of(status("a", true, Duration.ofSeconds(1)), status("b", true, Duration.ZERO), blind);
+
+    List<Finding> withQuarantine = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+    List<Finding> without = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, null);
+
+    assertThat(Verdict.overall(withQuarantine)).isEqualTo(Level.FAIL);
+    assertThat(withQuarantine)
+        .anySatisfy(x -> assertThat(x.message()).contains("report its status", ": x;"));
+    assertThat(DoctorCommand.exitCode(withQuarantine)).isEqualTo(64);
+    assertThat(Verdict.quarantine(blind, ONE_MINUTE).state())
+        .isEqualTo(Verdict.QuarantineState.UNSUPPORTED);
+    assertThat(Verdict.overall(without)).isEqualTo(Level.OK);
+    assertThat(without)
+        .anySatisfy(
+            x ->
+                assertThat(x.message())
+                    .startsWith("durability and restarts unknown")
+                    .contains(": x;"))
+        .anySatisfy(x -> assertThat(x.message()).startsWith("no fencing counters on x"));
+    assertThat(Verdict.quarantine(blind, null).state())
+        .isEqualTo(Verdict.QuarantineState.NOT_APPLICABLE);
   }
 }
