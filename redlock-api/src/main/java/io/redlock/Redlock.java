@@ -41,6 +41,11 @@ public interface Redlock extends AutoCloseable {
    * Locks {@code resource} for {@code ttl}, retrying with random pauses for up to {@code maxWait}.
    * A {@code maxWait} of zero makes exactly one attempt.
    *
+   * <p>While it waits, a pause ends early (followed by a random 0–2 ms, to spread the waiters) when
+   * the resource is released: by a lease of this {@code Redlock}, or on a node that declares {@link
+   * io.redlock.spi.NodeCapabilities#releaseNotifications()}. Without such a notification the random
+   * pauses apply as they are.
+   *
    * @throws LockTimeoutException if the lock could not be had in time; the message says whether it
    *     was held or whether nodes were unreachable
    * @throws InterruptedException if the thread was interrupted while waiting

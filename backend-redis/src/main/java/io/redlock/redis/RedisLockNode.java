@@ -7,6 +7,7 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.Objects;
@@ -74,6 +75,16 @@ import javax.net.ssl.SSLSocketFactory;
  * {@code status()} answers from memory: a restart breaks every connection, so a reply from a
  * restarted server is always preceded by a new connection that saw its new {@code run_id}. Connect
  * directly, not through a proxy that keeps client connections open across server restarts.
+ *
+ * <h2>Release notifications</h2>
+ *
+ * The node declares {@link NodeCapabilities#releaseNotifications()}: the release script, after it
+ * deleted the key, publishes the stored key on the channel {@link #releaseChannel() keyPrefix +
+ * "redlock:released"} (with {@code redis.pcall}, so a user whose ACL forbids the channel still
+ * releases). The first {@link #onRelease} opens one more connection, subscribed to that channel on
+ * a daemon thread, that calls the listeners of the published key; when it breaks, it is opened
+ * again after a pause that doubles from 50 ms up to 2 s, and every listener is called once it is
+ * back (releases may have been missed). Expiry is not notified: waiters still poll as a fallback.
  *
  * <p>Thread-safe. {@link #close()} closes the connections.
  */
@@ -160,6 +171,27 @@ public final class RedisLockNode implements LockNode {
   /** The key as stored on the server: the key prefix, if any, followed by {@code key}. */
   public String storedKey(String key) {
     return node.settings().keyPrefix() + key;
+  }
+
+  /**
+   * The Pub/Sub channel on which releases are published: the key prefix followed by {@code
+   * "redlock:released"}; each message is the released key as stored (with the prefix).
+   */
+  public String releaseChannel() {
+    return node.releaseChannel();
+  }
+
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    return node.onRelease(key, listener);
+  }
+
+  /**
+   * True while the release subscriber (started by the first {@link #onRelease}) is subscribed. For
+   * tests and monitoring.
+   */
+  public boolean releaseSubscriberReady() {
+    return node.releaseSubscriberReady();
   }
 
   /** Connections lent out right now; zero when no call is in flight. For tests and monitoring. */

@@ -142,6 +142,32 @@ public interface LockNode extends AutoCloseable {
   }
 
   /**
+   * Asks to be told when {@code key} is released or deleted on this node's store, by any client of
+   * the store, so that a waiter can try again at once instead of at its next poll. Only called on
+   * nodes whose {@link NodeCapabilities#releaseNotifications()} is true.
+   *
+   * <p>Best effort: a notification may be late, lost (e.g. while a connection is re-established) or
+   * spurious, and an expiry need not be reported at all; the engine keeps polling with random
+   * pauses as a fallback. The node calls {@code listener} on a thread of its own, and the listener
+   * returns at once (it must not block the node). A node should also call the listener whenever it
+   * may have missed notifications (e.g. after it subscribed again), since a spurious call costs
+   * only one early retry.
+   *
+   * <p>Registration must be cheap and must not wait for the store: a node may start listening
+   * lazily and in the background.
+   *
+   * @return a handle whose {@code close()} stops the notifications
+   * @throws IllegalArgumentException for an empty key
+   * @throws IllegalStateException if the node is closed
+   */
+  default ReleaseSubscription onRelease(String key, Runnable listener) {
+    throw new IllegalStateException(
+        name()
+            + " does not push release notifications"
+            + " (capabilities().releaseNotifications() is false); do not call onRelease on it");
+  }
+
+  /**
    * Releases the node's connections. Idempotent. Calls made after close throw {@link
    * IllegalStateException} naming the node.
    */

@@ -13,8 +13,11 @@ import java.util.Objects;
  * @param fencing the node implements {@link LockNode#tryAcquireFenced} and {@link
  *     LockNode#raiseFence}: a per-key counter that survives release and expiry
  * @param status the node implements {@link LockNode#status}: incarnation, uptime, durability
+ * @param releaseNotifications the node implements {@link LockNode#onRelease}: it pushes a
+ *     notification when a key is released, so that waiters need not poll
  */
-public record NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean status) {
+public record NodeCapabilities(
+    Duration ttlPrecision, boolean fencing, boolean status, boolean releaseNotifications) {
   /** Validates. */
   public NodeCapabilities {
     Objects.requireNonNull(ttlPrecision, "ttlPrecision");
@@ -23,9 +26,14 @@ public record NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean s
     }
   }
 
+  /** A node with this precision, these features and no release notifications. */
+  public NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean status) {
+    this(ttlPrecision, fencing, status, false);
+  }
+
   /** A node with this precision and no optional features. */
   public NodeCapabilities(Duration ttlPrecision) {
-    this(ttlPrecision, false, false);
+    this(ttlPrecision, false, false, false);
   }
 
   /** Millisecond precision, no optional features. */
@@ -35,11 +43,16 @@ public record NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean s
 
   /** A copy that declares fencing counters. */
   public NodeCapabilities withFencing() {
-    return new NodeCapabilities(ttlPrecision, true, status);
+    return new NodeCapabilities(ttlPrecision, true, status, releaseNotifications);
   }
 
   /** A copy that declares status reports. */
   public NodeCapabilities withStatus() {
-    return new NodeCapabilities(ttlPrecision, fencing, true);
+    return new NodeCapabilities(ttlPrecision, fencing, true, releaseNotifications);
+  }
+
+  /** A copy that declares release notifications ({@link LockNode#onRelease}). */
+  public NodeCapabilities withReleaseNotifications() {
+    return new NodeCapabilities(ttlPrecision, fencing, status, true);
   }
 }

@@ -6,12 +6,14 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -19,9 +21,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A lock node held in this JVM's memory: the reference implementation of the {@link LockNode}
- * contract, optional parts included (fencing counters and status), and a node for unit tests.
- * Expiry and uptime follow the given {@link Ticker}, so a test can move time forward by hand. Not a
- * distributed lock: it excludes threads of one JVM only.
+ * contract, optional parts included (fencing counters, status and release notifications), and a
+ * node for unit tests. Expiry and uptime follow the given {@link Ticker}, so a test can move time
+ * forward by hand. Not a distributed lock: it excludes threads of one JVM only.
  *
  * <p>{@link #restart()} simulates a crash and restart of the store: a new incarnation whose uptime
  * starts at zero. A node created {@linkplain #InMemoryLockNode(String, Ticker, boolean) durable}
@@ -45,6 +47,9 @@ public final class InMemoryLockNode implements LockNode {
   private final ConcurrentMap<String, Long> fences = new ConcurrentHashMap<>();
 
   private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** Release listeners by key ({@link #onRelease}), called on the releasing thread. */
+  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
 
   private volatile String incarnation = UUID.randomUUID().toString();
   private volatile long startedAtNanos;
@@ -81,7 +86,49 @@ public final class InMemoryLockNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+    return NodeCapabilities.millisecondPrecision()
+        .withFencing()
+        .withStatus()
+        .withReleaseNotifications();
+  }
+
+  /**
+   * Calls {@code listener} on the releasing thread whenever {@code key} is deleted by {@link
+   * #release}, and for every key at a {@link #restart()} that loses the keys.
+   */
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    Objects.requireNonNull(listener, "listener");
+    Runnable mine = listener::run; // a fresh identity: the same listener may be registered twice
+    listeners.compute(
+        key,
+        (k, set) -> {
+          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
+          out.add(mine);
+          return out;
+        });
+    return () ->
+        listeners.computeIfPresent(
+            key,
+            (k, set) -> {
+              set.remove(mine);
+              return set.isEmpty() ? null : set;
+            });
+  }
+
+  private void notifyReleased(String key) {
+    Set<Runnable> set = listeners.get(key);
+    if (set != null) {
+      for (Runnable listener : set) {
+        try {
+          listener.run();
+        } catch (RuntimeException e) {
+          // a listener's failure must not fail the release that notified it
+        }
+      }
+    }
   }
 
   @Override
@@ -162,6 +209,9 @@ public final class InMemoryLockNode implements LockNode {
           }
           return expired(e, now) ? null : e;
         });
+    if (deleted[0]) {
+      notifyReleased(key);
+    }
     return Reply.of(deleted[0]);
   }
 
@@ -196,6 +246,9 @@ public final class InMemoryLockNode implements LockNode {
     }
     incarnation = UUID.randomUUID().toString();
     startedAtNanos = ticker.read();
+    if (!durable) {
+      listeners.keySet().forEach(this::notifyReleased); // every key is gone
+    }
   }
 
   /** True if keys and counters survive {@link #restart()}. */

@@ -11,6 +11,7 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -92,11 +94,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * compatibility kit and the Reactive Streams TCK (R0 setup, R1 conditional insert, R2 atomicity, R3
  * expiry, R4 compare-and-delete, R5 compare-and-extend, R6 key isolation, R7 unusual keys and
  * tokens, R8 input validation, R9 failure reporting, R10 thread safety, R11 lifecycle, and for the
- * optional parts of the SPI R12 fencing counters and R13 status, which skip with a reason on a node
- * whose {@link NodeCapabilities} does not declare them). Each test's display name starts with its
- * rule number, and each test's Javadoc says what to check in the backend when it fails. Timing
- * rules use TTLs of a few hundred milliseconds and judge expiry with {@link #expiryTolerance()} of
- * slack, so they hold on a busy machine; nothing in the kit measures speed.
+ * optional parts of the SPI R12 fencing counters, R13 status and R14 release notifications, which
+ * skip with a reason on a node whose {@link NodeCapabilities} does not declare them). Each test's
+ * display name starts with its rule number, and each test's Javadoc says what to check in the
+ * backend when it fails. Timing rules use TTLs of a few hundred milliseconds and judge expiry with
+ * {@link #expiryTolerance()} of slack, so they hold on a busy machine; nothing in the kit measures
+ * speed.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 public abstract class LockNodeCompatibilityKit {
@@ -2255,6 +2258,141 @@ public abstract class LockNodeCompatibilityKit {
     }
   }
 
+  /** R14: release notifications, for nodes that declare them. */
+  @Nested
+  @DisplayName("R14 Release notifications (if declared)")
+  class R14ReleaseNotifications {
+
+    /** How long a notification may take to arrive: generous, the kit measures no speed. */
+    private final Duration bound = Duration.ofSeconds(5);
+
+    /**
+     * R14.1: a release made through one node instance calls a listener registered through another
+     * instance on the same store, within a few seconds, every time.
+     *
+     * <p>If this fails, check that every compare-and-delete that deletes the key publishes it
+     * (Redis: {@code PUBLISH} inside the release script), that the listening side subscribes to the
+     * same channel as the releasing side publishes on (derived from the same settings, e.g. the key
+     * prefix), and that the listener is looked up by the key as the caller gave it.
+     */
+    @Test
+    @DisplayName("R14.1 a release through one instance notifies a listener of another instance")
+    void r14_1_releaseNotifiesAnotherInstance() throws InterruptedException {
+      requireReleaseNotifications("R14.1");
+      LockNode listening = newNode();
+      LockNode releasing = newNode();
+      String key = key("r14.1");
+      Semaphore heard = new Semaphore(0);
+      try (ReleaseSubscription subscription = listening.onRelease(key, heard::release)) {
+        assertThat(subscription).as("R14.1: onRelease returned null").isNotNull();
+        // A node may start listening lazily: the first release may come before it listens.
+        boolean live = false;
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
+          live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.1");
+        }
+        assertThat(live)
+            .as("R14.1: a listener registered 10 s ago has heard none of the releases since")
+            .isTrue();
+        for (int round = 1; round <= 3; round++) {
+          assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.1"))
+              .as("R14.1: release %d of the key once listening was heard within %s", round, bound)
+              .isTrue();
+        }
+      }
+    }
+
+    /**
+     * R14.2: after the subscription is closed, releases of the key no longer call the listener; the
+     * same listener registered twice is called for both registrations until each is closed.
+     *
+     * <p>If this fails, check that {@code close()} removes exactly the registration it was returned
+     * for, and that registrations are not merged by listener identity.
+     */
+    @Test
+    @DisplayName("R14.2 closing a subscription stops its notifications, and only its own")
+    void r14_2_closeStopsNotifications() throws InterruptedException {
+      requireReleaseNotifications("R14.2");
+      LockNode listening = newNode();
+      LockNode releasing = newNode();
+      String key = key("r14.2");
+      Semaphore heard = new Semaphore(0);
+      Runnable listener = heard::release;
+      ReleaseSubscription first = listening.onRelease(key, listener);
+      try (ReleaseSubscription second = listening.onRelease(key, listener)) {
+        boolean live = false;
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
+          live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.2");
+        }
+        assertThat(live).as("R14.2: the listener never heard a release").isTrue();
+        sleepUntil(System.nanoTime() + Duration.ofMillis(200).toNanos());
+        heard.drainPermits();
+        first.close();
+        first.close(); // idempotent
+        assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.2"))
+            .as("R14.2: the registration still open heard the release")
+            .isTrue();
+        sleepUntil(System.nanoTime() + Duration.ofMillis(300).toNanos());
+        assertThat(heard.availablePermits())
+            .as("R14.2: calls after one of two registrations was closed (expected only one)")
+            .isZero();
+        second.close();
+        assertThat(acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(500), "R14.2"))
+            .as("R14.2: a listener was called after both registrations were closed")
+            .isFalse();
+      } finally {
+        first.close();
+      }
+    }
+
+    /**
+     * R14.3: {@code onRelease} on a closed node throws {@link IllegalStateException} naming it, and
+     * an empty key is an {@link IllegalArgumentException}.
+     *
+     * <p>If this fails, check the closed flag and the key with {@link
+     * io.redlock.spi.LockNodeArguments#requireKey} first thing in {@code onRelease}.
+     */
+    @Test
+    @DisplayName("R14.3 onRelease checks its key and refuses after close")
+    void r14_3_onReleaseChecksArguments() {
+      requireReleaseNotifications("R14.3");
+      LockNode n = newNode();
+      String name = n.name();
+      Throwable empty = catchThrowableOf(() -> n.onRelease("", () -> {}));
+      assertThat(empty)
+          .as("R14.3: onRelease with an empty key")
+          .isInstanceOf(IllegalArgumentException.class);
+      closeByKit(n);
+      Throwable closed = catchThrowableOf(() -> n.onRelease(key("r14.3"), () -> {}));
+      assertThat(closed)
+          .as("R14.3: onRelease after close")
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+    }
+
+    /** Acquires and releases {@code key}; true if {@code heard} got a call within {@code wait}. */
+    private boolean acquireThenReleaseHeard(
+        LockNode n, String key, Semaphore heard, Duration wait, String rule)
+        throws InterruptedException {
+      String owner = token();
+      assertThat(acquire(n, key, owner, LONG_TTL)).as("%s: acquire the key", rule).isTrue();
+      heard.drainPermits();
+      assertThat(release(n, key, owner)).as("%s: release the key", rule).isTrue();
+      held.remove(new Held(key, owner));
+      return heard.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private Throwable catchThrowableOf(Runnable call) {
+      try {
+        call.run();
+        return null;
+      } catch (Throwable t) {
+        return t;
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Helpers
   // ---------------------------------------------------------------------------------------------
@@ -2462,6 +2600,14 @@ public abstract class LockNodeCompatibilityKit {
         rule
             + " skipped: the node does not declare fencing counters"
             + " (capabilities().fencing() is false)");
+  }
+
+  private void requireReleaseNotifications(String rule) {
+    Assumptions.assumeTrue(
+        node().capabilities().releaseNotifications(),
+        rule
+            + " skipped: the node does not push release notifications"
+            + " (capabilities().releaseNotifications() is false)");
   }
 
   private void requireStatus(String rule) {

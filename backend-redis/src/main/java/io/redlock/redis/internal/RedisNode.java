@@ -6,6 +6,7 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -54,7 +55,7 @@ public final class RedisNode implements LockNode {
   private static final Duration MAX_IDLE = Duration.ofSeconds(60);
 
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withReleaseNotifications();
   private static final Rawable ONE_KEY = bytes("1");
   private static final Rawable RELEASE_SHA = bytes(Scripts.RELEASE_SHA);
   private static final Rawable EXTEND_SHA = bytes(Scripts.EXTEND_SHA);
@@ -68,6 +69,12 @@ public final class RedisNode implements LockNode {
 
   /** The server's incarnation as seen on new connections, for {@link #status()}. */
   private final RedisIncarnation incarnation;
+
+  /** The channel that releases are published on, as a command argument. */
+  private final Rawable releaseChannel;
+
+  /** The subscriber for {@link #onRelease}, started by the first registration. */
+  private final ReleaseNotifications notifications;
 
   /** The PX argument of the TTL used last: nearly every caller uses one TTL for all its locks. */
   private volatile PxArgument lastPx;
@@ -117,6 +124,9 @@ public final class RedisNode implements LockNode {
             .build();
 
     this.pool = new MuxPool(factory, settings.poolSize(), MAX_IDLE);
+    this.releaseChannel = bytes(releaseChannel());
+    this.notifications =
+        new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
 
     this.background =
         new ThreadPoolExecutor(
@@ -211,8 +221,8 @@ public final class RedisNode implements LockNode {
     return start(
         new Operation<>(
             "compare-and-delete (EVALSHA)",
-            script(Protocol.Command.EVALSHA, RELEASE_SHA, k, token),
-            () -> script(Protocol.Command.EVAL, bytes(Scripts.RELEASE), k, token),
+            script(Protocol.Command.EVALSHA, RELEASE_SHA, k, token, releaseChannel),
+            () -> script(Protocol.Command.EVAL, bytes(Scripts.RELEASE), k, token, releaseChannel),
             reply -> isOne(reply, "compare-and-delete")));
   }
 
@@ -229,6 +239,31 @@ public final class RedisNode implements LockNode {
             script(Protocol.Command.EVALSHA, EXTEND_SHA, k, token, px),
             () -> script(Protocol.Command.EVAL, bytes(Scripts.EXTEND), k, token, px),
             reply -> isOne(reply, "compare-and-extend")));
+  }
+
+  /**
+   * The Pub/Sub channel on which every release made by this library (a compare-and-delete that
+   * deleted the key) publishes the stored key: the key prefix followed by {@code
+   * "redlock:released"}.
+   */
+  public String releaseChannel() {
+    return settings.keyPrefix() + "redlock:released";
+  }
+
+  /**
+   * Calls {@code listener} when {@code key} is released through any node of this library on the
+   * same server and key prefix; see {@link ReleaseNotifications}.
+   */
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    return notifications.register(stored(key), listener);
+  }
+
+  /** True while the release subscriber is subscribed (for tests). */
+  public boolean releaseSubscriberReady() {
+    return notifications.subscribed();
   }
 
   private static CommandArguments script(
@@ -558,6 +593,7 @@ public final class RedisNode implements LockNode {
       return;
     }
     background.shutdown();
+    notifications.close();
     try {
       pool.close();
     } catch (RuntimeException e) {

@@ -205,6 +205,7 @@ final class QuorumLease implements Lease {
       state = DONE;
       ReleaseOutcome outcome = redlock.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
       released = outcome;
+      redlock.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
       if (LOG.isDebugEnabled()) {
         LOG.debug(
             "released '{}': deleted on {}, answered {} of {}{}",

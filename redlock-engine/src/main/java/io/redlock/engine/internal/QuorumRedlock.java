@@ -10,6 +10,7 @@ import io.redlock.Ticker;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -65,6 +67,10 @@ final class QuorumRedlock implements Redlock {
 
   final LockNode[] nodes;
   final String[] names;
+
+  /** Which nodes declare release notifications ({@link LockNode#onRelease}). */
+  private final boolean[] notifies;
+
   private final List<String> nameList;
   final RedlockSettings settings;
   final Ticker ticker;
@@ -106,6 +112,7 @@ final class QuorumRedlock implements Redlock {
       throw new IllegalArgumentException("a Redlock needs at least one node");
     }
     this.names = new String[this.nodes.length];
+    this.notifies = new boolean[this.nodes.length];
     Duration precision = Duration.ofNanos(1);
     Set<LockNode> seen = Collections.newSetFromMap(new IdentityHashMap<>());
     Set<String> seenNames = new HashSet<>();
@@ -120,6 +127,7 @@ final class QuorumRedlock implements Redlock {
                 + "' is listed twice; every node of a Redlock must be a separate, independent store");
       }
       names[i] = name;
+      notifies[i] = node.capabilities().releaseNotifications();
       Duration p = node.capabilities().ttlPrecision();
       if (p.compareTo(precision) > 0) {
         precision = p;
@@ -202,24 +210,122 @@ final class QuorumRedlock implements Redlock {
     long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
     Tally tally = new Tally();
     long start = ticker.read();
-    for (int attempt = 1; ; attempt++) {
-      QuorumLease lease = attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
-      if (lease != null) {
-        return lease;
+    // Made after the first failed attempt only: an uncontended acquire registers nothing.
+    Waiting waiting = null;
+    try {
+      for (int attempt = 1; ; attempt++) {
+        if (waiting != null) {
+          waiting.wakeup.clear(); // a release from now on cuts the next pause short
+        }
+        QuorumLease lease = attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
+        if (lease != null) {
+          return lease;
+        }
+        if (Thread.interrupted()) {
+          // The failed attempt has already released what it took.
+          throw new InterruptedException(
+              "interrupted while trying to lock '" + resource + "'; nothing is held");
+        }
+        long waited = ticker.read() - start;
+        long left = maxWaitNanos - waited;
+        if (left <= 0) {
+          throw timeout(resource, ttl, waited, attempt, tally);
+        }
+        if (waiting == null) {
+          waiting = startWaiting(resource);
+        }
+        // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
+        if (sleeper.await(waiting.wakeup, Math.min(pickPauseNanos(), left))) {
+          // Woken by a release: every waiter heard it at once, so spread their next attempts.
+          long jitter = Math.min(pickJitterNanos(), maxWaitNanos - (ticker.read() - start));
+          if (jitter > 0) {
+            sleeper.sleep(jitter);
+          }
+        }
       }
-      if (Thread.interrupted()) {
-        // The failed attempt has already released what it took.
-        throw new InterruptedException(
-            "interrupted while trying to lock '" + resource + "'; nothing is held");
+    } finally {
+      if (waiting != null) {
+        waiting.close();
       }
-      long waited = ticker.read() - start;
-      long left = maxWaitNanos - waited;
-      if (left <= 0) {
-        throw timeout(resource, ttl, waited, attempt, tally);
-      }
-      // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
-      sleeper.sleep(Math.min(pickPauseNanos(), left));
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Release notifications: a waiter retries as soon as the resource is released
+
+  /** Largest random pause after a release notification, before the next attempt. */
+  static final long WAKEUP_JITTER_NANOS = 2_000_000;
+
+  /** Waiters of this JVM by resource, woken when a lease of this Redlock is released. */
+  private final ConcurrentHashMap<String, Set<Wakeup>> localWaiters = new ConcurrentHashMap<>();
+
+  /** The registrations of one waiting acquire call; closed when the call returns. */
+  private final class Waiting implements AutoCloseable {
+    final Wakeup wakeup = new Wakeup();
+    final String resource;
+    final List<ReleaseSubscription> subscriptions = new ArrayList<>(nodes.length);
+
+    Waiting(String resource) {
+      this.resource = resource;
+    }
+
+    @Override
+    public void close() {
+      localWaiters.computeIfPresent(
+          resource,
+          (k, set) -> {
+            set.remove(wakeup);
+            return set.isEmpty() ? null : set;
+          });
+      for (ReleaseSubscription subscription : subscriptions) {
+        try {
+          subscription.close();
+        } catch (RuntimeException e) {
+          LOG.debug("closing a release subscription on '{}' failed: {}", resource, e.toString());
+        }
+      }
+    }
+  }
+
+  /**
+   * Registers a waiter of {@code resource}: in this JVM, and on every node that pushes release
+   * notifications. A node that fails to register is only polled.
+   */
+  private Waiting startWaiting(String resource) {
+    Waiting waiting = new Waiting(resource);
+    localWaiters.compute(
+        resource,
+        (k, set) -> {
+          Set<Wakeup> out = set != null ? set : ConcurrentHashMap.newKeySet();
+          out.add(waiting.wakeup);
+          return out;
+        });
+    for (int i = 0; i < nodes.length; i++) {
+      if (!notifies[i]) {
+        continue;
+      }
+      try {
+        waiting.subscriptions.add(nodes[i].onRelease(resource, waiting.wakeup));
+      } catch (RuntimeException e) {
+        LOG.debug("{}: onRelease for '{}' failed, polling: {}", names[i], resource, e.toString());
+      }
+    }
+    return waiting;
+  }
+
+  /** Wakes the waiters of this JVM on {@code resource}: a lease on it was just released. */
+  void releasedLocally(String resource) {
+    Set<Wakeup> waiters = localWaiters.get(resource);
+    if (waiters != null) {
+      for (Wakeup wakeup : waiters) {
+        wakeup.run();
+      }
+    }
+  }
+
+  /** A pause uniform in [0, {@link #WAKEUP_JITTER_NANOS}]. */
+  long pickJitterNanos() {
+    return random.nextLong(WAKEUP_JITTER_NANOS + 1);
   }
 
   /**

@@ -26,6 +26,10 @@ final class Cluster {
   final List<String> events = Collections.synchronizedList(new ArrayList<>());
   final List<FaultyNode> nodes = new ArrayList<>();
   final List<Long> pauses = Collections.synchronizedList(new ArrayList<>());
+
+  /** Pauses (their planned length) that a release notification cut short. */
+  final List<Long> wakeups = Collections.synchronizedList(new ArrayList<>());
+
   RandomGenerator random = new Random(42);
 
   /** Runs at each pause, before the ticker moves; may throw to simulate an interrupt. */
@@ -56,10 +60,26 @@ final class Cluster {
 
   QuorumRedlock redlock(RedlockSettings settings) {
     Sleeper sleeper =
-        nanos -> {
-          pauses.add(nanos);
-          onPause.pausing(pauses.size());
-          ticker.advanceNanos(nanos);
+        new Sleeper() {
+          @Override
+          public void sleep(long nanos) throws InterruptedException {
+            pauses.add(nanos);
+            onPause.pausing(pauses.size());
+            ticker.advanceNanos(nanos);
+          }
+
+          @Override
+          public boolean await(Wakeup wakeup, long nanos) throws InterruptedException {
+            pauses.add(nanos);
+            onPause.pausing(pauses.size());
+            if (wakeup.isRaised()) {
+              // A release notification (raised before or by the hook) ends the pause at once.
+              wakeups.add(nanos);
+              return true;
+            }
+            ticker.advanceNanos(nanos);
+            return false;
+          }
         };
     return new QuorumRedlock(List.<LockNode>copyOf(nodes), settings, ticker, sleeper, random);
   }

@@ -7,6 +7,7 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
@@ -73,6 +74,7 @@ final class FaultyNode implements LockNode {
 
   private volatile boolean declaresFencing = true;
   private volatile boolean declaresStatus = true;
+  private volatile boolean declaresReleaseNotifications = false;
   final List<String> acquireTokens = Collections.synchronizedList(new ArrayList<>());
   final Set<Thread> callerThreads = ConcurrentHashMap.newKeySet();
   private final List<Tracked<?>> replies = Collections.synchronizedList(new ArrayList<>());
@@ -199,11 +201,43 @@ final class FaultyNode implements LockNode {
     return name;
   }
 
+  /** Declares release notifications, passed on from the store (off by default). */
+  FaultyNode notifyingReleases() {
+    declaresReleaseNotifications = true;
+    return this;
+  }
+
+  /** Registrations made through {@link #onRelease} and not closed yet. */
+  final AtomicInteger openSubscriptions = new AtomicInteger();
+
+  final AtomicInteger subscribeCalls = new AtomicInteger();
+
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    if (!declaresReleaseNotifications) {
+      violations.add("onRelease called on a node that does not declare release notifications");
+    }
+    ReleaseSubscription inner = store.onRelease(key, listener);
+    subscribeCalls.incrementAndGet();
+    openSubscriptions.incrementAndGet();
+    java.util.concurrent.atomic.AtomicBoolean closed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    return () -> {
+      if (closed.compareAndSet(false, true)) {
+        openSubscriptions.decrementAndGet();
+        inner.close();
+      }
+    };
+  }
+
   @Override
   public NodeCapabilities capabilities() {
     NodeCapabilities plain = new NodeCapabilities(store.capabilities().ttlPrecision());
     if (declaresFencing) {
       plain = plain.withFencing();
+    }
+    if (declaresReleaseNotifications) {
+      plain = plain.withReleaseNotifications();
     }
     return declaresStatus ? plain.withStatus() : plain;
   }

@@ -22,6 +22,18 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class DefectiveNodeKits {
   private DefectiveNodeKits() {}
 
+  /** Declares release notifications and never sends one. */
+  static class SilentReleaseNotifications extends LockNodeCompatibilityKit {
+    private final io.redlock.tck.InMemoryLockNode store =
+        new io.redlock.tck.InMemoryLockNode("memory:silent");
+    private final AtomicInteger clients = new AtomicInteger();
+
+    @Override
+    protected LockNode createNode() {
+      return new SharedStoreClient(store, "memory:silent#" + clients.incrementAndGet(), true);
+    }
+  }
+
   /** A kit whose nodes share one store with the given defects; the backdoor reads that store. */
   abstract static class DefectiveKit extends LockNodeCompatibilityKit {
     private final DefectiveNode.Store store;

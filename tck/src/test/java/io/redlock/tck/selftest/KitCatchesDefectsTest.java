@@ -32,6 +32,18 @@ class KitCatchesDefectsTest {
   private static final Pattern RULE = Pattern.compile("^(R\\d+\\.\\d+)\\b");
   private static final Set<String> R9 = Set.of("R9.1", "R9.2", "R9.3", "R9.4", "R9.5");
 
+  /** Release notifications: skipped on the defective nodes, which do not declare them. */
+  private static final Set<String> R14 = Set.of("R14.1", "R14.2", "R14.3");
+
+  /** What a kit without an unreachable node and without release notifications skips. */
+  private static final Set<String> SKIPPED = union(R9, R14);
+
+  private static Set<String> union(Set<String> a, Set<String> b) {
+    Set<String> out = new TreeSet<>(a);
+    out.addAll(b);
+    return Set.copyOf(out);
+  }
+
   @Test
   @DisplayName("the reference in-memory node passes every rule, none skipped")
   void referenceNodePassesEverything() {
@@ -46,10 +58,14 @@ class KitCatchesDefectsTest {
   void correctNodeWithoutUnreachableHookSkipsR9WithReason() {
     Outcome outcome = run(selectClass(DefectiveNodeKits.Correct.class));
     assertThat(outcome.failed()).as("failed rules").isEmpty();
-    assertThat(outcome.aborted().keySet()).as("skipped rules").isEqualTo(R9);
+    assertThat(outcome.aborted().keySet()).as("skipped rules").isEqualTo(SKIPPED);
     assertThat(outcome.aborted().values())
         .as("reasons given for skipping")
-        .allSatisfy(reason -> assertThat(reason).contains("createUnreachableNode()"));
+        .allSatisfy(
+            reason ->
+                assertThat(reason)
+                    .containsAnyOf(
+                        "createUnreachableNode()", "capabilities().releaseNotifications()"));
   }
 
   @Test
@@ -128,6 +144,26 @@ class KitCatchesDefectsTest {
   }
 
   @Test
+  @DisplayName("a node that declares release notifications but sends none fails R14.1")
+  void silentReleaseNotifications() {
+    List<DiscoverySelector> selectors =
+        List.of(LockNodeCompatibilityKit.class.getDeclaredClasses()).stream()
+            .filter(c -> c.getSimpleName().startsWith("R14"))
+            .map(
+                c ->
+                    (DiscoverySelector)
+                        selectNestedClass(
+                            List.of(DefectiveNodeKits.SilentReleaseNotifications.class), c))
+            .toList();
+    assertThat(selectors).as("the kit's R14 group").hasSize(1);
+    EngineExecutionResults results =
+        EngineTestKit.engine("junit-jupiter").selectors(selectors).execute();
+    Map<String, String> failed = byRule(results.testEvents().failed().list());
+    assertThat(failed.keySet()).contains("R14.1").isSubsetOf(Set.of("R14.1", "R14.2"));
+    assertThat(failed.get("R14.1")).contains("heard none of the releases");
+  }
+
+  @Test
   @DisplayName("a status cached across a restart of the store fails R13.3")
   void staleStatus() {
     assertFailsOnOptionalRules(DefectiveNodeKits.StaleStatus.class, Set.of("R13.3"), Set.of());
@@ -165,8 +201,8 @@ class KitCatchesDefectsTest {
         .containsAll(expected)
         .isSubsetOf(allowed);
     assertThat(outcome.aborted().keySet())
-        .as("rules skipped for %s (only R9 lacks its hook)", kit.getSimpleName())
-        .isSubsetOf(R9);
+        .as("rules skipped for %s (only R9 and R14 lack their hook)", kit.getSimpleName())
+        .isSubsetOf(SKIPPED);
   }
 
   /**

@@ -4,6 +4,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
@@ -18,9 +19,17 @@ final class SharedStoreClient implements LockNode {
   private final String name;
   private final AtomicBoolean closed = new AtomicBoolean();
 
+  /** Declares release notifications but never sends one (a defect for the kit to catch). */
+  private final boolean silent;
+
   SharedStoreClient(InMemoryLockNode store, String name) {
+    this(store, name, false);
+  }
+
+  SharedStoreClient(InMemoryLockNode store, String name, boolean silent) {
     this.store = store;
     this.name = name;
+    this.silent = silent;
   }
 
   @Override
@@ -67,6 +76,16 @@ final class SharedStoreClient implements LockNode {
   public Reply<NodeStatus> status() {
     checkOpen();
     return store.status();
+  }
+
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    checkOpen();
+    if (silent) {
+      io.redlock.spi.LockNodeArguments.requireKey(key);
+      return () -> {};
+    }
+    return store.onRelease(key, listener);
   }
 
   @Override

@@ -1,0 +1,197 @@
+package io.redlock.redis.internal;
+
+import io.redlock.spi.ReleaseSubscription;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisPubSub;
+
+/**
+ * Release notifications of one node: one subscriber connection, opened when the first listener
+ * registers, subscribed to the node's release channel on a daemon thread, dispatching each
+ * published key to the listeners of that key. A lost connection is opened again after a pause that
+ * doubles up to {@link #MAX_BACKOFF}; after every (re)subscription all listeners are called, since
+ * releases may have been missed meanwhile.
+ */
+final class ReleaseNotifications implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ReleaseNotifications.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
+  static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
+
+  private final String name;
+  private final HostAndPort address;
+  private final JedisClientConfig config;
+  private final String channel;
+  private final RedisErrors errors;
+
+  /** Listeners by stored key; each registration is its own Runnable (identity matters). */
+  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+
+  private final AtomicBoolean started = new AtomicBoolean();
+  private volatile boolean closed;
+  private volatile Jedis connection;
+  private volatile Thread thread;
+  private volatile boolean subscribed;
+
+  ReleaseNotifications(
+      String name,
+      HostAndPort address,
+      JedisClientConfig config,
+      String channel,
+      RedisErrors errors) {
+    this.name = name;
+    this.address = address;
+    this.config = config;
+    this.channel = channel;
+    this.errors = errors;
+  }
+
+  /** Registers {@code listener} for the stored key; starts the subscriber on first use. */
+  ReleaseSubscription register(String storedKey, Runnable listener) {
+    Objects.requireNonNull(listener, "listener");
+    Runnable mine = listener::run; // a fresh identity per registration
+    listeners.compute(
+        storedKey,
+        (k, set) -> {
+          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
+          out.add(mine);
+          return out;
+        });
+    if (started.compareAndSet(false, true)) {
+      Thread t =
+          new Thread(this::run, "redlock-redis-notify-" + THREADS.incrementAndGet() + " " + name);
+      t.setDaemon(true);
+      thread = t;
+      t.start();
+    }
+    AtomicBoolean done = new AtomicBoolean();
+    return () -> {
+      if (done.compareAndSet(false, true)) {
+        listeners.computeIfPresent(
+            storedKey,
+            (k, set) -> {
+              set.remove(mine);
+              return set.isEmpty() ? null : set;
+            });
+      }
+    };
+  }
+
+  /** True while the subscriber connection is subscribed (for tests). */
+  boolean subscribed() {
+    return subscribed;
+  }
+
+  private void run() {
+    long backoffNanos = MIN_BACKOFF.toNanos();
+    int failures = 0;
+    while (!closed) {
+      Jedis jedis = null;
+      try {
+        jedis = new Jedis(address, config);
+        connection = jedis;
+        if (closed) {
+          break;
+        }
+        Subscriber subscriber = new Subscriber();
+        jedis.subscribe(subscriber, channel); // returns when unsubscribed or the connection breaks
+        failures = 0;
+        backoffNanos = MIN_BACKOFF.toNanos();
+      } catch (RuntimeException e) {
+        if (closed) {
+          break;
+        }
+        failures++;
+        // Once at debug per outage: the engine polls meanwhile, so this is not an error.
+        if (failures == 1) {
+          log.debug(
+              "{}: release notifications interrupted ({}); subscribing again",
+              name,
+              errors.scrub(e.toString()));
+        }
+      } finally {
+        subscribed = false;
+        connection = null;
+        if (jedis != null) {
+          try {
+            jedis.close();
+          } catch (RuntimeException e) {
+            // the connection is being dropped anyway
+          }
+        }
+      }
+      if (closed) {
+        break;
+      }
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(backoffNanos);
+      } catch (InterruptedException e) {
+        break; // close() interrupts the pause
+      }
+      backoffNanos = Math.min(backoffNanos * 2, MAX_BACKOFF.toNanos());
+    }
+  }
+
+  private void notifyListeners(String storedKey) {
+    Set<Runnable> set = listeners.get(storedKey);
+    if (set != null) {
+      for (Runnable listener : set) {
+        runQuietly(listener);
+      }
+    }
+  }
+
+  private void runQuietly(Runnable listener) {
+    try {
+      listener.run();
+    } catch (RuntimeException e) {
+      log.debug("{}: a release listener failed: {}", name, e.toString());
+    }
+  }
+
+  private final class Subscriber extends JedisPubSub {
+    @Override
+    public void onSubscribe(String subscribedChannel, int subscribedChannels) {
+      subscribed = true;
+      // Releases while not subscribed were missed: a spurious wakeup costs only one retry.
+      for (Set<Runnable> set : listeners.values()) {
+        for (Runnable listener : set) {
+          runQuietly(listener);
+        }
+      }
+    }
+
+    @Override
+    public void onMessage(String fromChannel, String storedKey) {
+      notifyListeners(storedKey);
+    }
+  }
+
+  /** Stops the subscriber and closes its connection. Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    Jedis jedis = connection;
+    if (jedis != null) {
+      try {
+        jedis.disconnect(); // breaks the blocking read of the subscription
+      } catch (RuntimeException e) {
+        log.debug("{}: closing the release subscriber: {}", name, e.toString());
+      }
+    }
+    Thread t = thread;
+    if (t != null) {
+      t.interrupt();
+    }
+  }
+}
