@@ -180,6 +180,40 @@ class RedisFencingAndStatusTest {
   }
 
   @Test
+  @DisplayName("a status failure is not cached: once INFO is allowed, the next status() succeeds")
+  void statusRecoversAfterAFailure() {
+    RedisServer server = closeLater(RedisServer.builder().start());
+    assertThat(server.command("ACL", "SETUSER", "later", "on", ">pw3", "~*", "+@all", "-info"))
+        .isEqualTo("+OK");
+    RedisLockNode node =
+        closeLater(
+            RedisLockNode.create("redis://later:pw3@" + server.host() + ":" + server.port()));
+    // Keep one pooled connection busy-free and reused, so no new connection refreshes the cache.
+    assertThat(node.tryAcquire(key(), token(), TTL).await(WAIT).acquired()).isTrue();
+    assertThatThrownBy(() -> node.status().await(WAIT)).hasMessageContaining("NOPERM");
+
+    assertThat(server.command("ACL", "SETUSER", "later", "+info")).isEqualTo("+OK");
+
+    NodeStatus status = node.status().await(WAIT);
+    assertThat(status.incarnation()).isNotBlank();
+  }
+
+  @Test
+  @DisplayName("a lock name in the fencing counters' namespace is refused, naming the problem")
+  void fenceNamespaceIsNotALockName() {
+    RedisLockNode node = closeLater(RedisLockNode.create(SharedRedis.server().uri()));
+    String taken = "{fence}:" + key();
+    assertThatThrownBy(() -> node.tryAcquire(taken, token(), TTL))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("{fence}:")
+        .hasMessageContaining("choose another lock name");
+    assertThatThrownBy(() -> node.tryAcquireFenced(taken, token(), TTL))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> node.release(taken, token()))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   @DisplayName("a node notices a restart on its next new connection and reports a young server")
   void restartNoticed() throws Exception {
     RedisServer server = closeLater(RedisServer.builder().faultInjection().start());

@@ -183,7 +183,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     LockNodeArguments.requireToken(token);
     Rawable px = pxArgument(ttl);
     CommandArguments set =
@@ -215,7 +215,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<Boolean> release(String key, String token) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     LockNodeArguments.requireToken(token);
     String k = stored(key);
     return start(
@@ -229,7 +229,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     LockNodeArguments.requireToken(token);
     Rawable px = pxArgument(ttl);
     String k = stored(key);
@@ -257,7 +257,7 @@ public final class RedisNode implements LockNode {
   @Override
   public ReleaseSubscription onRelease(String key, Runnable listener) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     return notifications.register(stored(key), listener);
   }
 
@@ -334,7 +334,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     LockNodeArguments.requireToken(token);
     String px = Long.toString(ttlMillis(ttl));
     String k = stored(key);
@@ -365,7 +365,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     checkOpen();
-    LockNodeArguments.requireKey(key);
+    requireLockKey(key);
     LockNodeArguments.requireToken(token);
     if (atLeast <= 0) {
       throw new IllegalArgumentException(
@@ -391,9 +391,11 @@ public final class RedisNode implements LockNode {
     checkOpen();
     incarnation.watch();
     RedisIncarnation.Observation seen = incarnation.latest();
-    if (seen != null) {
-      return seen.problem() != null ? Reply.failed(seen.problem()) : Reply.of(seen.toStatus());
+    if (seen != null && seen.problem() == null) {
+      return Reply.of(seen.toStatus());
     }
+    // Nothing seen yet, or the last look failed (NOPERM, BUSY...): ask again rather than repeat
+    // the old failure forever, since a busy pool may not open a new connection for a long time.
     return Reply.supplyAsync(
         () -> {
           MuxConnection connection;
@@ -420,12 +422,31 @@ public final class RedisNode implements LockNode {
         name);
   }
 
+  /** The namespace of fencing counters, inside the key prefix. */
+  private static final String FENCE_NAMESPACE = "{fence}:";
+
+  /**
+   * The SPI's key checks, plus one of this backend's: a lock key in the counters' namespace would
+   * be another key's fencing counter (which never expires), so it is refused.
+   */
+  private static void requireLockKey(String key) {
+    LockNodeArguments.requireKey(key);
+    if (key.startsWith(FENCE_NAMESPACE)) {
+      throw new IllegalArgumentException(
+          "lock key '"
+              + key
+              + "' starts with "
+              + FENCE_NAMESPACE
+              + ", the namespace of this backend's fencing counters; choose another lock name");
+    }
+  }
+
   /**
    * The key that holds the fencing counter of {@code key}: the key prefix, {@code "{fence}:"}, then
    * {@code key}. It has no expiry, so it survives release and expiry of the lock key.
    */
   public String fenceKey(String key) {
-    return settings.keyPrefix() + "{fence}:" + key;
+    return settings.keyPrefix() + FENCE_NAMESPACE + key;
   }
 
   private static CommandArguments twoKeyScript(
