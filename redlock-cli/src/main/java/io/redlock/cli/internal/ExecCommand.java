@@ -269,16 +269,16 @@ final class ExecCommand implements Callable<Integer> {
   }
 
   /**
-   * Classifies a failed acquisition. The engine reports the nodes that could not be asked; only
-   * when more of them failed than a quorum can spare were there too few answers. Quarantine is told
-   * by the engine's wording, the only place it says so (see the report on the API).
+   * Classifies a failed acquisition by the engine's reason: held elsewhere is "busy"; too few
+   * answers, answers too slow to leave validity, or an unconfirmed fencing token are the nodes'
+   * fault ("unreachable"); restart quarantine has its own message.
    */
-  static Failure classify(LockTimeoutException e, int nodes) {
-    if (String.valueOf(e.getMessage()).contains("restart quarantine")) {
-      return Failure.QUARANTINE;
-    }
-    int spare = nodes - (nodes / 2 + 1);
-    return e.unreachableNodes().size() > spare ? Failure.UNREACHABLE : Failure.BUSY;
+  static Failure classify(LockTimeoutException e) {
+    return switch (e.reason()) {
+      case HELD -> Failure.BUSY;
+      case RESTART_QUARANTINE -> Failure.QUARANTINE;
+      case UNREACHABLE, TOO_SLOW, FENCING_NOT_CONFIRMED -> Failure.UNREACHABLE;
+    };
   }
 
   /**
@@ -291,9 +291,7 @@ final class ExecCommand implements Callable<Integer> {
       try {
         return redlock.acquire(lockName, ttl, maxWait);
       } catch (LockTimeoutException e) {
-        if (!noWait
-            || attempt >= NO_WAIT_ATTEMPTS
-            || classify(e, redlock.nodes().size()) != Failure.UNREACHABLE) {
+        if (!noWait || attempt >= NO_WAIT_ATTEMPTS || classify(e) != Failure.UNREACHABLE) {
           throw e;
         }
         if (nodeOptions.verbose) {
@@ -311,7 +309,7 @@ final class ExecCommand implements Callable<Integer> {
     try {
       lease = acquire(maxWait);
     } catch (LockTimeoutException e) {
-      Failure failure = classify(e, redlock.nodes().size());
+      Failure failure = classify(e);
       err.println(
           "redlock: "
               + switch (failure) {

@@ -118,7 +118,7 @@ class ExecCommandTest {
     assertThatThrownBy(() -> exec(nodes, true).acquire(Duration.ZERO))
         .isInstanceOfSatisfying(
             LockTimeoutException.class,
-            e -> assertThat(ExecCommand.classify(e, 3)).isEqualTo(ExecCommand.Failure.UNREACHABLE));
+            e -> assertThat(ExecCommand.classify(e)).isEqualTo(ExecCommand.Failure.UNREACHABLE));
     assertThat(nodes.get(2).acquisitions).hasValue(ExecCommand.NO_WAIT_ATTEMPTS);
   }
 
@@ -135,7 +135,7 @@ class ExecCommandTest {
             LockTimeoutException.class,
             e -> {
               assertThat(e.unreachableNodes()).containsExactly("mem://2");
-              assertThat(ExecCommand.classify(e, 3)).isEqualTo(ExecCommand.Failure.BUSY);
+              assertThat(ExecCommand.classify(e)).isEqualTo(ExecCommand.Failure.BUSY);
             });
     assertThat(nodes.get(0).acquisitions.get() - before).isEqualTo(1);
     held.release();
@@ -152,18 +152,19 @@ class ExecCommandTest {
   }
 
   @Test
-  @DisplayName("tells a quarantine failure from a busy lock by the engine's words")
+  @DisplayName("tells a quarantine failure from a busy lock by the engine's reason")
   void classifiesQuarantine() {
     LockTimeoutException e =
         new LockTimeoutException(
             "job",
             Duration.ofMillis(5),
+            LockTimeoutException.Reason.RESTART_QUARANTINE,
             "acquired on 3 of 3 nodes, but only 0 votes count (a quorum needs 2): restart"
                 + " quarantine leaves out ...",
             List.of(),
             null);
 
-    assertThat(ExecCommand.classify(e, 3)).isEqualTo(ExecCommand.Failure.QUARANTINE);
+    assertThat(ExecCommand.classify(e)).isEqualTo(ExecCommand.Failure.QUARANTINE);
   }
 
   @Test

@@ -741,9 +741,24 @@ final class QuorumRedlock implements Redlock {
     return new LockTimeoutException(
         resource,
         Duration.ofNanos(waitedNanos),
+        reason(tally),
         detail,
         inNodeOrder(tally.failed),
         tally.firstFailure);
+  }
+
+  /** Why the last attempt failed; the same cases as {@link #describe}, in the same order. */
+  private LockTimeoutException.Reason reason(Tally tally) {
+    if (tally.reason != null) {
+      return tally.reason;
+    }
+    if (tally.yes >= quorum) {
+      return LockTimeoutException.Reason.TOO_SLOW;
+    }
+    if (tally.yes + tally.no < quorum && tally.failedCount() > 0) {
+      return LockTimeoutException.Reason.UNREACHABLE;
+    }
+    return LockTimeoutException.Reason.HELD;
   }
 
   /** Why the last attempt failed, in words. */

@@ -312,6 +312,7 @@ final class Safety {
         }
         fenced = confirmed >= redlock.quorum;
         if (!fenced && counted >= redlock.quorum) {
+          tally.reason = io.redlock.LockTimeoutException.Reason.FENCING_NOT_CONFIRMED;
           tally.detail =
               "acquired on "
                   + counted
@@ -339,6 +340,7 @@ final class Safety {
     tally.elapsedNanos = end - start;
     tally.validityNanos = ttlNanos - tally.elapsedNanos - driftNanos;
     if (counted < redlock.quorum && grants >= redlock.quorum) {
+      tally.reason = io.redlock.LockTimeoutException.Reason.RESTART_QUARANTINE;
       tally.detail = quarantineMessage(grants, counted, quarantined, start);
     }
     if (counted >= redlock.quorum

@@ -32,6 +32,9 @@ final class Tally {
   /** Why the attempt failed when fencing or restart quarantine decided it; null otherwise. */
   String detail;
 
+  /** Why the attempt failed, when fencing or quarantine decided it; null otherwise. */
+  io.redlock.LockTimeoutException.Reason reason;
+
   void reset() {
     yes = 0;
     no = 0;
@@ -42,6 +45,7 @@ final class Tally {
     failed = null;
     firstFailure = null;
     detail = null;
+    reason = null;
   }
 
   void yes(int quorum, long nowNanos) {

@@ -123,7 +123,10 @@ class FencingTest {
     assertThat(redlock.tryAcquire(KEY, TTL)).isEmpty();
     assertThat(cluster.holding(KEY)).isZero();
     assertThatThrownBy(() -> redlock.acquire(KEY, TTL, Duration.ZERO))
-        .isInstanceOf(LockTimeoutException.class)
+        .isInstanceOfSatisfying(
+            LockTimeoutException.class,
+            e ->
+                assertThat(e.reason()).isEqualTo(LockTimeoutException.Reason.FENCING_NOT_CONFIRMED))
         .hasMessageContaining("acquired on 5 of 5 nodes, but only 2 confirmed the fencing token");
     cluster.assertRepliesSettled();
 
@@ -170,7 +173,9 @@ class FencingTest {
     QuorumRedlock redlock = cluster.redlock(FENCING);
 
     assertThatThrownBy(() -> redlock.acquire(KEY, ONE_SECOND, Duration.ZERO))
-        .isInstanceOf(LockTimeoutException.class)
+        .isInstanceOfSatisfying(
+            LockTimeoutException.class,
+            e -> assertThat(e.reason()).isEqualTo(LockTimeoutException.Reason.TOO_SLOW))
         .hasMessageContaining("the acquisition took 1250 ms of the 1000 ms TTL");
     assertThat(cluster.holding(KEY)).isZero();
   }

@@ -44,7 +44,9 @@ class QuarantineTest {
     assertThat(redlock.tryAcquire(KEY, MAX_TTL)).isEmpty();
     assertThat(cluster.holding(KEY)).as("keys released after the failed attempt").isZero();
     assertThatThrownBy(() -> redlock.acquire(KEY, MAX_TTL, Duration.ZERO))
-        .isInstanceOf(LockTimeoutException.class)
+        .isInstanceOfSatisfying(
+            LockTimeoutException.class,
+            e -> assertThat(e.reason()).isEqualTo(LockTimeoutException.Reason.RESTART_QUARANTINE))
         .hasMessageContaining("acquired on 3 of 3 nodes, but only 0 votes count")
         .hasMessageContaining("restart quarantine leaves out node-0")
         .hasMessageContaining("up 0 ms of the 10102 ms quarantine");

@@ -495,6 +495,7 @@ class QuorumRedlockTest {
                     .contains("3 of 5 nodes");
                 assertThat(e.unreachableNodes()).isEmpty();
                 assertThat(e.quorumUnreachable()).isFalse();
+                assertThat(e.reason()).isEqualTo(LockTimeoutException.Reason.HELD);
                 assertThat(e.resource()).isEqualTo(KEY);
                 assertThat(e.waited()).isEqualTo(Duration.ofSeconds(1));
               });
@@ -548,6 +549,7 @@ class QuorumRedlockTest {
                     .contains("node-1, node-3, node-4");
                 assertThat(e.unreachableNodes()).containsExactly("node-1", "node-3", "node-4");
                 assertThat(e.quorumUnreachable()).isTrue();
+                assertThat(e.reason()).isEqualTo(LockTimeoutException.Reason.UNREACHABLE);
                 assertThat(e.getCause()).isInstanceOf(RedlockTransientException.class);
               });
       assertThat(cluster.holding(KEY)).isZero();
