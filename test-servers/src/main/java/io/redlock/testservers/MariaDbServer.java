@@ -1,10 +1,8 @@
 package io.redlock.testservers;
 
 import static io.redlock.testservers.PostgresServerSupport.accepts;
-import static io.redlock.testservers.PostgresServerSupport.awaitExit;
 import static io.redlock.testservers.PostgresServerSupport.requireBinary;
 import static io.redlock.testservers.PostgresServerSupport.run;
-import static io.redlock.testservers.PostgresServerSupport.signal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,7 +28,7 @@ import org.testcontainers.utility.DockerImageName;
  * 127.0.0.1 only ({@link #adminJdbcUrl()}). {@code mariadb-install-db} runs once per JVM; further
  * servers copy that data folder.
  */
-public final class MariaDbServer implements AutoCloseable {
+public final class MariaDbServer extends LocalSqlServer {
   /** Environment variable with comma-separated JDBC URLs of servers to use instead. */
   public static final String ENV = "REDLOCK_TEST_MARIADB";
 
@@ -53,10 +51,6 @@ public final class MariaDbServer implements AutoCloseable {
 
   private final String jdbcUrl;
   private final String adminJdbcUrl;
-  private final String description;
-  private final ManagedProcess process;
-  private final GenericContainer<?> container;
-  private final int port;
 
   private MariaDbServer(
       String jdbcUrl,
@@ -65,12 +59,9 @@ public final class MariaDbServer implements AutoCloseable {
       ManagedProcess process,
       GenericContainer<?> container,
       int port) {
+    super(description, process, container, port);
     this.jdbcUrl = jdbcUrl;
     this.adminJdbcUrl = adminJdbcUrl;
-    this.description = description;
-    this.process = process;
-    this.container = container;
-    this.port = port;
   }
 
   /**
@@ -215,86 +206,15 @@ public final class MariaDbServer implements AutoCloseable {
     return adminJdbcUrl;
   }
 
-  /** The TCP port of a local server. */
-  public int port() {
-    requireLocal("port");
-    return port;
-  }
-
-  /** True if this test started the server process itself (so it can stop and restart it). */
-  public boolean isLocal() {
-    return process != null;
-  }
-
-  /** True while a local server's process runs. */
-  public boolean isRunning() {
-    requireLocal("isRunning");
-    return process.isAlive();
-  }
-
   /** Stops a local server cleanly (SIGTERM). */
+  @Override
   public void stop() {
-    requireLocal("stop");
-    if (process.isAlive()) {
-      signal(process.pid(), "CONT"); // a paused server cannot handle the shutdown signal
-      signal(process.pid(), "TERM");
-      if (!awaitExit(process, 30)) {
-        process.kill();
-      }
-    }
-  }
-
-  /** Kills a local server with SIGKILL, like a crash or a power cut. */
-  public void kill() {
-    requireLocal("kill");
-    process.kill();
-  }
-
-  /** Freezes a local server (SIGSTOP): connections stay open and nothing is answered. */
-  public void pause() {
-    requireLocal("pause");
-    process.pause();
-  }
-
-  /** Resumes a paused local server. */
-  public void resume() {
-    requireLocal("resume");
-    process.resume();
+    stopWith("stop", "TERM");
   }
 
   /** Starts a stopped local server again on the same port and data folder. */
   public void restart() {
     requireLocal("restart");
     process.restart(() -> accepts(port), START_TIMEOUT);
-  }
-
-  private void requireLocal(String operation) {
-    if (process == null) {
-      throw new IllegalStateException(
-          operation
-              + "() needs a server this test started from local binaries ("
-              + description
-              + " is not): obtain it with MariaDbServer.startLocal()");
-    }
-  }
-
-  /** Stops what this object started; external servers are left alone. Idempotent. */
-  @Override
-  public void close() {
-    if (process != null) {
-      try {
-        stop();
-      } finally {
-        process.close();
-      }
-    }
-    if (container != null) {
-      container.stop();
-    }
-  }
-
-  @Override
-  public String toString() {
-    return "MariaDbServer(" + description + ")";
   }
 }

@@ -1,11 +1,9 @@
 package io.redlock.testservers;
 
 import static io.redlock.testservers.PostgresServerSupport.accepts;
-import static io.redlock.testservers.PostgresServerSupport.awaitExit;
 import static io.redlock.testservers.PostgresServerSupport.requireBinary;
 import static io.redlock.testservers.PostgresServerSupport.run;
 import static io.redlock.testservers.PostgresServerSupport.runningAsRoot;
-import static io.redlock.testservers.PostgresServerSupport.signal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -31,7 +29,7 @@ import org.testcontainers.utility.DockerImageName;
  * #USER}, password {@value #PASSWORD}) and can be stopped, crashed and restarted on the same port
  * for fault injection. {@code initdb} runs once per JVM; further servers copy that data folder.
  */
-public final class PostgresServer implements AutoCloseable {
+public final class PostgresServer extends LocalSqlServer {
   /** Environment variable with comma-separated JDBC URLs of servers to use instead. */
   public static final String ENV = "REDLOCK_TEST_POSTGRES";
 
@@ -50,11 +48,7 @@ public final class PostgresServer implements AutoCloseable {
   private static Path template;
 
   private final String jdbcUrl;
-  private final String description;
-  private final ManagedProcess process;
-  private final GenericContainer<?> container;
   private final Path dataDir;
-  private final int port;
 
   private PostgresServer(
       String jdbcUrl,
@@ -63,12 +57,9 @@ public final class PostgresServer implements AutoCloseable {
       GenericContainer<?> container,
       Path dataDir,
       int port) {
+    super(description, process, container, port);
     this.jdbcUrl = jdbcUrl;
-    this.description = description;
-    this.process = process;
-    this.container = container;
     this.dataDir = dataDir;
-    this.port = port;
   }
 
   /**
@@ -228,63 +219,15 @@ public final class PostgresServer implements AutoCloseable {
     return jdbcUrl;
   }
 
-  /** The TCP port of a local server. */
-  public int port() {
-    requireLocal("port");
-    return port;
-  }
-
-  /** True if this test started the server process itself (so it can stop and restart it). */
-  public boolean isLocal() {
-    return process != null;
-  }
-
-  /** True while a local server's process runs. */
-  public boolean isRunning() {
-    requireLocal("isRunning");
-    return process.isAlive();
-  }
-
   /** Stops a local server cleanly ("fast" shutdown: clients are disconnected). */
+  @Override
   public void stop() {
-    requireLocal("stop");
-    if (process.isAlive()) {
-      signal(process.pid(), "CONT"); // a paused server cannot handle the shutdown signal
-      signal(process.pid(), "INT");
-      if (!awaitExit(process, 30)) {
-        process.kill();
-      }
-    }
+    stopWith("stop", "INT");
   }
 
   /** Crashes a local server the way {@code pg_ctl -m immediate stop} does (SIGQUIT). */
   public void crash() {
-    requireLocal("crash");
-    if (process.isAlive()) {
-      signal(process.pid(), "CONT");
-      signal(process.pid(), "QUIT");
-      if (!awaitExit(process, 30)) {
-        process.kill();
-      }
-    }
-  }
-
-  /** Kills a local server with SIGKILL, like a power cut. */
-  public void kill() {
-    requireLocal("kill");
-    process.kill();
-  }
-
-  /** Freezes a local server (SIGSTOP): connections stay open and nothing is answered. */
-  public void pause() {
-    requireLocal("pause");
-    process.pause();
-  }
-
-  /** Resumes a paused local server. */
-  public void resume() {
-    requireLocal("resume");
-    process.resume();
+    stopWith("crash", "QUIT");
   }
 
   /** Starts a stopped local server again on the same port and data folder. */
@@ -307,35 +250,5 @@ public final class PostgresServer implements AutoCloseable {
       }
     }
     throw last;
-  }
-
-  private void requireLocal(String operation) {
-    if (process == null) {
-      throw new IllegalStateException(
-          operation
-              + "() needs a server this test started from local binaries ("
-              + description
-              + " is not): obtain it with PostgresServer.startLocal()");
-    }
-  }
-
-  /** Stops what this object started; external servers are left alone. Idempotent. */
-  @Override
-  public void close() {
-    if (process != null) {
-      try {
-        stop();
-      } finally {
-        process.close();
-      }
-    }
-    if (container != null) {
-      container.stop();
-    }
-  }
-
-  @Override
-  public String toString() {
-    return "PostgresServer(" + description + ")";
   }
 }
