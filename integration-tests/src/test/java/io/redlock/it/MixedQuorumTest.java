@@ -1,5 +1,7 @@
 package io.redlock.it;
 
+import static io.redlock.it.ServerChecks.livePostgresRows;
+import static io.redlock.it.ServerChecks.settled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,11 +11,6 @@ import io.redlock.Redlock;
 import io.redlock.testservers.PostgresServer;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,15 +114,17 @@ class MixedQuorumTest {
         synchronized (counter) {
           assertThat(counter[0]).isEqualTo(THREADS * INCREMENTS_PER_THREAD);
         }
-        assertThat(liveRows(pg2, resource)).as("rows left on the running PostgreSQL").isZero();
+        assertThat(livePostgresRows(pg2, resource))
+            .as("rows left on the running PostgreSQL")
+            .isZero();
 
         // 2. with PostgreSQL node 1 down, a lock is still had on the other four nodes
         String second = "mixed-" + UUID.randomUUID();
         Optional<Lease> lease = redlock.tryAcquire(second, TTL);
         assertThat(lease).isPresent();
-        assertThat(liveRows(pg2, second)).isOne();
+        assertThat(livePostgresRows(pg2, second)).isOne();
         assertThat(lease.get().release().failedNodes()).hasSize(1);
-        assertThat(liveRows(pg2, second)).isZero();
+        assertThat(livePostgresRows(pg2, second)).isZero();
 
         // 3. two Redis nodes down as well: 2 of 5 left, no lock can be had, nothing leaks
         redis.get(0).kill();
@@ -143,41 +142,9 @@ class MixedQuorumTest {
         assertThat(settled(() -> redis.get(2).command("GET", third) == null))
             .as("the running Redis node holds no key")
             .isTrue();
-        assertThat(settled(() -> liveRows(pg2, third) == 0))
+        assertThat(settled(() -> livePostgresRows(pg2, third) == 0))
             .as("the running PostgreSQL node holds no row")
             .isTrue();
-      }
-    }
-  }
-
-  @FunctionalInterface
-  private interface Check {
-    boolean holds() throws Exception;
-  }
-
-  /** Polls a check for up to 10 s: late answers are released a moment after the attempt. */
-  private static boolean settled(Check check) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!check.holds()) {
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      Thread.sleep(50);
-    }
-    return true;
-  }
-
-  /** Unexpired rows for {@code key} in the node's table, read with the server's clock. */
-  private static int liveRows(PostgresServer server, String key) throws SQLException {
-    try (Connection c = DriverManager.getConnection(server.jdbcUrl());
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(*) FROM redlock_locks"
-                    + " WHERE lock_key = ? AND expires_at > clock_timestamp()")) {
-      ps.setString(1, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
       }
     }
   }

@@ -1,5 +1,7 @@
 package io.redlock.it;
 
+import static io.redlock.it.ServerChecks.livePostgresRows;
+import static io.redlock.it.ServerChecks.settled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,11 +14,6 @@ import io.redlock.testservers.MongoServer;
 import io.redlock.testservers.PostgresServer;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -194,23 +191,6 @@ class MongoMixedQuorumTest {
     }
   }
 
-  @FunctionalInterface
-  private interface Check {
-    boolean holds() throws Exception;
-  }
-
-  /** Polls a check for up to 10 s: late answers are released a moment after the attempt. */
-  private static boolean settled(Check check) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!check.holds()) {
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      Thread.sleep(50);
-    }
-    return true;
-  }
-
   /** Unexpired lock documents for {@code key}, judged by the server's clock ({@code $$NOW}). */
   private static long liveMongoDocs(MongoClient client, String key) {
     Document live =
@@ -221,20 +201,5 @@ class MongoMixedQuorumTest {
         .getDatabase(DATABASE)
         .getCollection("locks")
         .countDocuments(new Document("_id", key).append("$and", List.of(live)));
-  }
-
-  /** Unexpired rows for {@code key} on a PostgreSQL node, read with the server's clock. */
-  private static int livePostgresRows(PostgresServer server, String key) throws SQLException {
-    try (Connection c = DriverManager.getConnection(server.jdbcUrl());
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT count(*) FROM redlock_locks"
-                    + " WHERE lock_key = ? AND expires_at > clock_timestamp()")) {
-      ps.setString(1, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
-      }
-    }
   }
 }
