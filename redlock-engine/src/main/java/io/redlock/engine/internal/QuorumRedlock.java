@@ -366,8 +366,9 @@ final class QuorumRedlock implements Redlock {
       }
     }
     long deadline = start + nodeTimeoutNanos;
-    for (int i = 0; i < n; i++) {
-      Reply<AcquireResult> reply = replies[i];
+    for (int step = 0; step < 2 * n; step++) {
+      int i = step % n;
+      Reply<AcquireResult> reply = takeInAwaitOrder(replies, step);
       if (reply == null) {
         continue;
       }
@@ -460,8 +461,9 @@ final class QuorumRedlock implements Redlock {
     long deadline = ticker.read() + nodeTimeoutNanos;
     int deleted = 0;
     int answered = 0;
-    for (int i = 0; i < n; i++) {
-      Reply<Boolean> reply = replies[i];
+    for (int step = 0; step < 2 * n; step++) {
+      int i = step % n;
+      Reply<Boolean> reply = takeInAwaitOrder(replies, step);
       if (reply == null) {
         continue;
       }
@@ -513,8 +515,9 @@ final class QuorumRedlock implements Redlock {
         nodeFailed(tally, i, "extend", e);
       }
     }
-    for (int i = 0; i < n; i++) {
-      Reply<Boolean> reply = replies[i];
+    for (int step = 0; step < 2 * n; step++) {
+      int i = step % n;
+      Reply<Boolean> reply = takeInAwaitOrder(replies, step);
       if (reply == null) {
         continue;
       }
@@ -552,6 +555,24 @@ final class QuorumRedlock implements Redlock {
     List<String> out = failed == null ? new ArrayList<>(4) : failed;
     out.add(names[node]);
     return out;
+  }
+
+  /**
+   * The await order of one fan-out, as steps {@code 0 .. 2n-1}: first (steps below n) the replies
+   * that would run on this thread ({@link Reply#runsOnAwait}: a blocking node's queued call, which
+   * this thread can do while the other nodes answer, instead of parking while a worker wakes up),
+   * then all the others in node order. Each reply is handed out once and taken out of the array;
+   * null for a step with nothing to await. Allocates nothing.
+   */
+  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int step) {
+    int n = replies.length;
+    int i = step % n;
+    R reply = replies[i];
+    if (reply == null || (step < n && !reply.runsOnAwait())) {
+      return null;
+    }
+    replies[i] = null;
+    return reply;
   }
 
   /**

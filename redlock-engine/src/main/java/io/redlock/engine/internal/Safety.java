@@ -213,8 +213,9 @@ final class Safety {
     Reply<NodeStatus>[] statuses = health == null ? null : new Reply[n];
     int grants = 0;
     long fence = 0;
-    for (int i = 0; i < n; i++) {
-      Reply<AcquireResult> reply = replies[i];
+    for (int step = 0; step < 2 * n; step++) {
+      int i = step % n;
+      Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
       if (reply == null) {
         continue;
       }
@@ -457,8 +458,9 @@ final class Safety {
     }
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<NodeStatus>[] statuses = new Reply[n];
-    for (int i = 0; i < n; i++) {
-      Reply<Boolean> reply = replies[i];
+    for (int step = 0; step < 2 * n; step++) {
+      int i = step % n;
+      Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
       if (reply == null) {
         continue;
       }

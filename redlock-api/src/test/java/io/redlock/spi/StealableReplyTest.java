@@ -1,0 +1,239 @@
+package io.redlock.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockTransientException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+@DisplayName("Reply.supplyAsyncOrInline (work stealing)")
+class StealableReplyTest {
+  private static final Duration WAIT = Duration.ofSeconds(5);
+
+  /** An executor that runs nothing until told to: the test plays the worker. */
+  private static final class ManualExecutor implements Executor {
+    final Queue<Runnable> queued = new ArrayDeque<>();
+
+    @Override
+    public void execute(Runnable command) {
+      queued.add(command);
+    }
+
+    void runAll() {
+      for (Runnable r; (r = queued.poll()) != null; ) {
+        r.run();
+      }
+    }
+  }
+
+  /** Records each run: on which thread and with what budget. */
+  private static final class Recorder implements Reply.Budgeted<String> {
+    final List<Thread> threads = new CopyOnWriteArrayList<>();
+    final List<Duration> budgets = new CopyOnWriteArrayList<>();
+
+    @Override
+    public String run(Duration budget) {
+      threads.add(Thread.currentThread());
+      budgets.add(budget);
+      return "answer";
+    }
+  }
+
+  @Test
+  @DisplayName("the awaiting thread runs a call no worker has started, with its remaining wait")
+  void awaitingThreadRunsQueuedCall() {
+    ManualExecutor executor = new ManualExecutor();
+    Recorder op = new Recorder();
+    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+
+    assertThat(reply.runsOnAwait()).isTrue();
+    assertThat(reply.await(Duration.ofMillis(750))).isEqualTo("answer");
+    assertThat(op.threads).containsExactly(Thread.currentThread());
+    assertThat(op.budgets).containsExactly(Duration.ofMillis(750));
+    assertThat(reply.runsOnAwait()).isFalse();
+
+    executor.runAll(); // the worker gets there late: nothing runs twice
+    assertThat(op.threads).hasSize(1);
+    assertThat(reply.await(Duration.ZERO)).isEqualTo("answer");
+  }
+
+  @Test
+  @DisplayName("a worker that gets there first runs the call without a budget")
+  void workerRunsFirst() {
+    ManualExecutor executor = new ManualExecutor();
+    Recorder op = new Recorder();
+    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+
+    executor.runAll();
+    assertThat(reply.runsOnAwait()).isFalse();
+    assertThat(reply.await(WAIT)).isEqualTo("answer");
+    assertThat(op.budgets).containsExactly((Duration) null);
+    assertThat(op.threads).hasSize(1);
+  }
+
+  @Test
+  @DisplayName("when the backend forbids it, the awaiting thread only waits")
+  void inlineNotAllowed() {
+    ManualExecutor executor = new ManualExecutor();
+    Recorder op = new Recorder();
+    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> false, executor, "node-a");
+
+    assertThat(reply.runsOnAwait()).isFalse();
+    assertThatThrownBy(() -> reply.await(Duration.ofMillis(20)))
+        .isInstanceOf(NodeTimeoutException.class)
+        .hasMessageContaining("node-a");
+    assertThat(op.threads).isEmpty();
+    executor.runAll();
+    assertThat(reply.await(Duration.ZERO)).isEqualTo("answer");
+  }
+
+  @Test
+  @DisplayName("a zero wait never runs the call on the awaiting thread")
+  void zeroWaitDoesNotSteal() {
+    ManualExecutor executor = new ManualExecutor();
+    Recorder op = new Recorder();
+    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+
+    assertThatThrownBy(() -> reply.await(Duration.ZERO)).isInstanceOf(NodeTimeoutException.class);
+    assertThat(op.threads).isEmpty();
+    assertThat(reply.runsOnAwait()).isTrue();
+  }
+
+  @Test
+  @DisplayName("an interrupted thread does not take the call over; it reports the interrupt")
+  void interruptedThreadDoesNotSteal() {
+    ManualExecutor executor = new ManualExecutor();
+    Recorder op = new Recorder();
+    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+
+    Thread.currentThread().interrupt();
+    try {
+      assertThatThrownBy(() -> reply.await(WAIT))
+          .isInstanceOf(RedlockTransientException.class)
+          .hasMessageContaining("interrupted");
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(op.threads).isEmpty();
+  }
+
+  @Test
+  @DisplayName("failures of a call run inline come out as await's failures, and no late answer")
+  void inlineFailures() {
+    ManualExecutor executor = new ManualExecutor();
+    RedlockNonTransientException refused =
+        new RedlockNonTransientException("node-a", "table missing", null);
+    Reply<String> failing =
+        Reply.supplyAsyncOrInline(
+            budget -> {
+              throw refused;
+            },
+            () -> true,
+            executor,
+            "node-a");
+    assertThatThrownBy(() -> failing.await(WAIT)).isSameAs(refused);
+
+    Reply<String> broken =
+        Reply.supplyAsyncOrInline(
+            budget -> {
+              throw new IllegalStateException("driver bug");
+            },
+            () -> true,
+            executor,
+            "node-b");
+    assertThatThrownBy(() -> broken.await(WAIT))
+        .isInstanceOf(RedlockTransientException.class)
+        .hasMessageContaining("node-b")
+        .hasMessageContaining("driver bug");
+
+    AtomicReference<String> late = new AtomicReference<>();
+    broken.abandon(late::set);
+    executor.runAll();
+    assertThat(late.get()).isNull();
+  }
+
+  @Test
+  @DisplayName("a timed-out call run inline reports the timeout the operation raised")
+  void inlineTimeout() {
+    ManualExecutor executor = new ManualExecutor();
+    Reply<String> reply =
+        Reply.supplyAsyncOrInline(
+            budget -> {
+              throw new NodeTimeoutException("node-a", budget);
+            },
+            () -> true,
+            executor,
+            "node-a");
+    assertThatThrownBy(() -> reply.await(Duration.ofMillis(40)))
+        .isInstanceOf(NodeTimeoutException.class)
+        .hasMessageContaining("40 ms");
+  }
+
+  @Test
+  @DisplayName("a refusing executor gives a failed reply naming the node")
+  void rejected() {
+    Executor refusing =
+        r -> {
+          throw new RejectedExecutionException("full");
+        };
+    Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, refusing, "node-a");
+    assertThat(reply.runsOnAwait()).isFalse();
+    assertThatThrownBy(() -> reply.await(WAIT))
+        .isInstanceOf(RedlockTransientException.class)
+        .hasMessageContaining("node-a")
+        .hasMessageContaining("refused");
+  }
+
+  @Test
+  @DisplayName("racing workers and awaiting threads run every call exactly once")
+  void exactlyOnceUnderRaces() throws Exception {
+    ExecutorService workers = Executors.newFixedThreadPool(2);
+    ExecutorService callers = Executors.newFixedThreadPool(3);
+    try {
+      int calls = 2_000;
+      List<AtomicInteger> runs = new ArrayList<>();
+      List<java.util.concurrent.Future<String>> answers = new ArrayList<>();
+      for (int i = 0; i < calls; i++) {
+        AtomicInteger count = new AtomicInteger();
+        runs.add(count);
+        String value = "v" + i;
+        Reply<String> reply =
+            Reply.supplyAsyncOrInline(
+                budget -> {
+                  count.incrementAndGet();
+                  return value;
+                },
+                () -> true,
+                workers,
+                "node-a");
+        answers.add(callers.submit(() -> reply.await(WAIT)));
+      }
+      for (int i = 0; i < calls; i++) {
+        assertThat(answers.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("v" + i);
+      }
+      workers.shutdown();
+      assertThat(workers.awaitTermination(30, TimeUnit.SECONDS)).isTrue();
+      assertThat(runs).allSatisfy(count -> assertThat(count.get()).isEqualTo(1));
+    } finally {
+      workers.shutdownNow();
+      callers.shutdownNow();
+    }
+  }
+}

@@ -1,0 +1,163 @@
+package io.redlock.engine.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.Lease;
+import io.redlock.RedlockSettings;
+import io.redlock.Ticker;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.Reply;
+import io.redlock.tck.InMemoryLockNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine awaits first the replies it can run itself ({@link Reply#runsOnAwait}): a blocking
+ * backend's queued call is done on the engine's thread instead of waiting for a worker to wake.
+ */
+@DisplayName("The engine's await order")
+class AwaitOrderTest {
+  /** A worker pool that never runs anything: only the engine's thread can do the work. */
+  private static final Executor NEVER = task -> {};
+
+  private final List<String> awaited = new CopyOnWriteArrayList<>();
+
+  /**
+   * An in-memory node whose replies log when they are awaited; a "blocking" one hands its calls to
+   * {@link #NEVER} through {@link Reply#supplyAsyncOrInline}.
+   */
+  private final class LoggingNode implements LockNode {
+    private final InMemoryLockNode store;
+    private final boolean blocking;
+
+    LoggingNode(String name, boolean blocking) {
+      this.store = new InMemoryLockNode(name, Ticker.system());
+      this.blocking = blocking;
+    }
+
+    private <T> Reply<T> wrap(Supplier<Reply<T>> call) {
+      Reply<T> inner =
+          blocking
+              ? Reply.supplyAsyncOrInline(
+                  budget -> call.get().await(budget), () -> true, NEVER, name())
+              : call.get();
+      return new Reply<>() {
+        @Override
+        public T await(Duration timeout) {
+          awaited.add(name());
+          return inner.await(timeout);
+        }
+
+        @Override
+        public void abandon(Consumer<? super T> lateAnswer) {
+          inner.abandon(lateAnswer);
+        }
+
+        @Override
+        public boolean runsOnAwait() {
+          return inner.runsOnAwait();
+        }
+      };
+    }
+
+    @Override
+    public String name() {
+      return store.name();
+    }
+
+    @Override
+    public NodeCapabilities capabilities() {
+      return store.capabilities();
+    }
+
+    @Override
+    public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+      return wrap(() -> store.tryAcquire(key, token, ttl));
+    }
+
+    @Override
+    public Reply<Boolean> release(String key, String token) {
+      return wrap(() -> store.release(key, token));
+    }
+
+    @Override
+    public Reply<Boolean> extend(String key, String token, Duration ttl) {
+      return wrap(() -> store.extend(key, token, ttl));
+    }
+
+    @Override
+    public void close() {
+      store.close();
+    }
+  }
+
+  private QuorumRedlock redlock(List<LockNode> nodes) {
+    return new QuorumRedlock(nodes, RedlockSettings.defaults(), Ticker.system());
+  }
+
+  @Test
+  @DisplayName("a call queued for a worker that never comes is run by the engine's own thread")
+  void engineThreadRunsQueuedCalls() {
+    List<LockNode> nodes = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      nodes.add(new LoggingNode("blocking-" + i, true));
+    }
+    QuorumRedlock redlock = redlock(nodes);
+
+    Optional<Lease> lease = redlock.tryAcquire("order-key", Duration.ofSeconds(30));
+    assertThat(lease).isPresent();
+    assertThat(lease.get().extend(Duration.ofSeconds(30))).isTrue();
+    assertThat(lease.get().release().deleted()).isEqualTo(5);
+  }
+
+  @Test
+  @DisplayName("replies the engine can run itself are awaited before the others, once each")
+  void blockingRepliesFirst() {
+    List<LockNode> nodes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      nodes.add(new LoggingNode("async-" + i, false));
+    }
+    nodes.add(new LoggingNode("blocking-3", true));
+    nodes.add(new LoggingNode("blocking-4", true));
+    QuorumRedlock redlock = redlock(nodes);
+
+    Lease lease = redlock.tryAcquire("order-key", Duration.ofSeconds(30)).orElseThrow();
+    assertThat(awaited)
+        .containsExactly("blocking-3", "blocking-4", "async-0", "async-1", "async-2");
+
+    awaited.clear();
+    lease.release();
+    assertThat(awaited)
+        .containsExactly("blocking-3", "blocking-4", "async-0", "async-1", "async-2");
+  }
+
+  @Test
+  @DisplayName("the await order hands out every reply once, runnable ones first, else node order")
+  void takeInAwaitOrder() {
+    Reply<String> a = Reply.of("a");
+    Reply<String> b = Reply.supplyAsyncOrInline(budget -> "b", () -> true, NEVER, "b");
+    Reply<String> c = Reply.of("c");
+    Reply<String> d = Reply.supplyAsyncOrInline(budget -> "d", () -> true, NEVER, "d");
+    @SuppressWarnings("unchecked")
+    Reply<String>[] replies = new Reply[] {a, b, null, c, d};
+    List<Reply<String>> order = new ArrayList<>();
+    for (int step = 0; step < 2 * replies.length; step++) {
+      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, step);
+      if (next != null) {
+        order.add(next);
+      }
+    }
+    assertThat(order).containsExactly(b, d, a, c);
+    assertThat(replies).containsOnlyNulls();
+  }
+}
