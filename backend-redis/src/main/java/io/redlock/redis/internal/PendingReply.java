@@ -28,6 +28,11 @@ final class PendingReply<T> implements Reply<T> {
 
   private final RedisNode node;
   private final RedisNode.Operation<T> operation;
+
+  /** The connection the command went out on, when it was sent before the reply was made. */
+  private final MuxConnection sentNow;
+
+  /** Otherwise: the connection, once a background thread has sent the command on it. */
   private final CompletableFuture<MuxConnection> sent;
 
   // guarded by this
@@ -37,10 +42,20 @@ final class PendingReply<T> implements Reply<T> {
   private boolean abandoned;
   private boolean fellBack;
 
+  /** A command already sent on {@code connection} (the common case: an idle one was at hand). */
+  PendingReply(RedisNode node, RedisNode.Operation<T> operation, MuxConnection connection) {
+    this.node = node;
+    this.operation = operation;
+    this.sentNow = connection;
+    this.sent = null;
+  }
+
+  /** A command that a background thread sends once it has a connection. */
   PendingReply(
       RedisNode node, RedisNode.Operation<T> operation, CompletableFuture<MuxConnection> sent) {
     this.node = node;
     this.operation = operation;
+    this.sentNow = null;
     this.sent = sent;
   }
 
@@ -53,27 +68,30 @@ final class PendingReply<T> implements Reply<T> {
       return outcome();
     }
     long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
-    MuxConnection connection;
-    try {
-      if (sent.isDone() || timeout.isZero() || timeout.isNegative()) {
-        if (!sent.isDone()) {
-          throw new NodeTimeoutException(node.name(), timeout);
+    MuxConnection connection = sentNow;
+    if (connection == null) {
+      try {
+        if (sent.isDone() || timeout.isZero() || timeout.isNegative()) {
+          if (!sent.isDone()) {
+            throw new NodeTimeoutException(node.name(), timeout);
+          }
+          connection = sent.get();
+        } else {
+          connection = sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         }
-        connection = sent.get();
-      } else {
-        connection = sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        throw new NodeTimeoutException(node.name(), timeout);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedlockTransientException(
+            node.name(), "interrupted while waiting for the node", e);
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        if (cause instanceof JedisConnectionException) {
+          node.connectionFailed();
+        }
+        return finish(null, node.errors().translate(cause, operation.description()));
       }
-    } catch (TimeoutException e) {
-      throw new NodeTimeoutException(node.name(), timeout);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new RedlockTransientException(node.name(), "interrupted while waiting for the node", e);
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      if (cause instanceof JedisConnectionException) {
-        node.connectionFailed();
-      }
-      return finish(null, node.errors().translate(cause, operation.description()));
     }
     try {
       return finish(read(connection, deadline), null);
@@ -173,16 +191,24 @@ final class PendingReply<T> implements Reply<T> {
     if (finished) {
       return; // the answer was read already and the connection is back in the pool
     }
+    if (sentNow != null) {
+      readLateInBackground(sentNow, lateAnswer);
+      return;
+    }
     sent.whenComplete(
         (connection, sendFailure) -> {
           if (connection == null) {
             return; // nothing was sent: there is no late answer
           }
-          Runnable reader = () -> readLate(connection, lateAnswer);
-          if (!node.runInBackground(reader)) {
-            node.discard(connection); // the node is closed: nobody will read the answer
-          }
+          readLateInBackground(connection, lateAnswer);
         });
+  }
+
+  private void readLateInBackground(MuxConnection connection, Consumer<? super T> lateAnswer) {
+    Runnable reader = () -> readLate(connection, lateAnswer);
+    if (!node.runInBackground(reader)) {
+      node.discard(connection); // the node is closed: nobody will read the answer
+    }
   }
 
   private void readLate(MuxConnection connection, Consumer<? super T> lateAnswer) {

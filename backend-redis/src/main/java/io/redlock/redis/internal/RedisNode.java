@@ -188,8 +188,8 @@ public final class RedisNode implements LockNode {
     Rawable px = pxArgument(ttl);
     CommandArguments set =
         new CommandArguments(Protocol.Command.SET)
-            .add(bytes(stored(key)))
-            .add(bytes(token))
+            .add(ArgumentCache.encode(settings.keyPrefix(), key))
+            .add(ArgumentCache.encode("", token))
             .add(Protocol.Keyword.NX)
             .add(Protocol.Keyword.PX)
             .add(px);
@@ -217,12 +217,19 @@ public final class RedisNode implements LockNode {
     checkOpen();
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
-    String k = stored(key);
+    String prefix = settings.keyPrefix();
     return start(
         new Operation<>(
             "compare-and-delete (EVALSHA)",
-            script(Protocol.Command.EVALSHA, RELEASE_SHA, k, token, releaseChannel),
-            () -> script(Protocol.Command.EVAL, bytes(Scripts.RELEASE), k, token, releaseChannel),
+            script(Protocol.Command.EVALSHA, RELEASE_SHA, prefix, key, token, releaseChannel),
+            () ->
+                script(
+                    Protocol.Command.EVAL,
+                    bytes(Scripts.RELEASE),
+                    prefix,
+                    key,
+                    token,
+                    releaseChannel),
             reply -> isOne(reply, "compare-and-delete")));
   }
 
@@ -232,12 +239,12 @@ public final class RedisNode implements LockNode {
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
     Rawable px = pxArgument(ttl);
-    String k = stored(key);
+    String prefix = settings.keyPrefix();
     return start(
         new Operation<>(
             "compare-and-extend (EVALSHA)",
-            script(Protocol.Command.EVALSHA, EXTEND_SHA, k, token, px),
-            () -> script(Protocol.Command.EVAL, bytes(Scripts.EXTEND), k, token, px),
+            script(Protocol.Command.EVALSHA, EXTEND_SHA, prefix, key, token, px),
+            () -> script(Protocol.Command.EVAL, bytes(Scripts.EXTEND), prefix, key, token, px),
             reply -> isOne(reply, "compare-and-extend")));
   }
 
@@ -266,33 +273,24 @@ public final class RedisNode implements LockNode {
     return notifications.subscribed();
   }
 
+  /** A one-key script call on {@code prefix + key} with the token and one more argument. */
   private static CommandArguments script(
-      Protocol.Command command, Rawable scriptOrSha, String key, String token) {
+      Protocol.Command command,
+      Rawable scriptOrSha,
+      String prefix,
+      String key,
+      String token,
+      Rawable last) {
     return new CommandArguments(command)
         .add(scriptOrSha)
         .add(ONE_KEY)
-        .add(bytes(key))
-        .add(bytes(token));
-  }
-
-  private static CommandArguments script(
-      Protocol.Command command, Rawable scriptOrSha, String key, String token, Rawable px) {
-    return script(command, scriptOrSha, key, token).add(px);
-  }
-
-  /**
-   * A command argument already in bytes. Jedis copies a byte[] argument and encodes a String one
-   * into a fresh array that it copies again; a Rawable goes through as it is.
-   */
-  private record Bytes(byte[] raw) implements Rawable {
-    @Override
-    public byte[] getRaw() {
-      return raw;
-    }
+        .add(ArgumentCache.encode(prefix, key))
+        .add(ArgumentCache.encode("", token))
+        .add(last);
   }
 
   private static Rawable bytes(String s) {
-    return new Bytes(SafeEncoder.encode(s));
+    return new ArgumentCache.Bytes(SafeEncoder.encode(s));
   }
 
   private record PxArgument(Duration ttl, Rawable millis) {}
@@ -504,7 +502,7 @@ public final class RedisNode implements LockNode {
     if (idle != null) {
       try {
         idle.send(operation.command());
-        return new PendingReply<>(this, operation, CompletableFuture.completedFuture(idle));
+        return new PendingReply<>(this, operation, idle);
       } catch (RuntimeException e) {
         // A stale connection (the server restarted): the command cannot have been run by a live
         // server, so it is safe to send it again on a fresh connection below.
