@@ -231,6 +231,17 @@ public final class MongoLockNode implements LockNode {
     return node.status();
   }
 
+  /**
+   * The primary's clock: {@code localTime} of the {@code hello} command ({@code isMaster} on
+   * servers before 4.4.2 and on the mongo-java-server stand-in, which answers its own JVM's clock),
+   * asked afresh on every call, with millisecond resolution; for diagnostics such as {@code redlock
+   * doctor}'s clock offset. No privilege is needed.
+   */
+  @Override
+  public Reply<java.time.Instant> serverTime() {
+    return node.serverTime();
+  }
+
   /** The database holding the lock collection. */
   public String database() {
     return node.settings().database();

@@ -10,6 +10,7 @@ import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -157,6 +158,15 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<NodeStatus> status() {
     return node.status();
+  }
+
+  /**
+   * The server's clock, from {@code TIME} (microsecond resolution), asked afresh on every call on a
+   * pooled connection; for diagnostics such as {@code redlock doctor}'s clock offset.
+   */
+  @Override
+  public Reply<Instant> serverTime() {
+    return node.serverTime();
   }
 
   /**

@@ -142,6 +142,42 @@ public interface LockNode extends AutoCloseable {
   }
 
   /**
+   * Reads the store's own clock: the wall-clock time at which the store handled this call, by the
+   * clock it computes expiries with. Only called on nodes whose {@link NodeCapabilities#clock()} is
+   * true.
+   *
+   * <p><b>For diagnostics only.</b> The engine never uses absolute time: Redlock sends relative
+   * TTLs and each store times them with its own clock, so clocks only need to advance at about the
+   * same <em>rate</em> (seed 001/002); they need not agree on the time of day. A store whose clock
+   * is far from the client's is still a warning sign, because an NTP daemon that later
+   * <em>steps</em> it (rather than slewing it) moves every expiry on that store at once. {@code
+   * redlock doctor} shows each store's offset from this machine from this method.
+   *
+   * <p><b>Fresh.</b> Every call reads the store's clock anew, on the store: never a cached or
+   * extrapolated value (unlike {@link #status()}, which may be cached per connection). The read
+   * happens between the call's start and its answer, so a caller that times both with its own wall
+   * clock can estimate the offset as {@code serverTime - (start + end) / 2}, give or take half the
+   * round trip (as NTP does).
+   *
+   * <p>Resolution, by backend of this project: Redis {@code TIME}, 1 µs; PostgreSQL {@code
+   * clock_timestamp()}, 1 µs; MariaDB/MySQL {@code UTC_TIMESTAMP(6)}, 1 µs; H2 {@code
+   * CURRENT_TIMESTAMP(9)}, the clock of the JVM running the database (this JVM when in-process),
+   * usually 1 µs; SQLite {@code julianday('now')}, 1 ms, always this machine's clock (SQLite runs
+   * in the client's process); MongoDB {@code hello.localTime}, 1 ms.
+   *
+   * @return a reply: the store's current time as a true {@link java.time.Instant} (whatever the
+   *     store's or session's time zone)
+   * @throws IllegalStateException if the node is closed
+   */
+  default Reply<java.time.Instant> serverTime() {
+    return Reply.failed(
+        new io.redlock.RedlockNonTransientException(
+            name(),
+            "this node does not read its store's clock (capabilities().clock() is false)",
+            null));
+  }
+
+  /**
    * Asks to be told when {@code key} is released or deleted on this node's store, by any client of
    * the store, so that a waiter can try again at once instead of at its next poll. Only called on
    * nodes whose {@link NodeCapabilities#releaseNotifications()} is true.

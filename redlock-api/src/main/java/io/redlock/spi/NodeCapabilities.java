@@ -15,9 +15,16 @@ import java.util.Objects;
  * @param status the node implements {@link LockNode#status}: incarnation, uptime, durability
  * @param releaseNotifications the node implements {@link LockNode#onRelease}: it pushes a
  *     notification when a key is released, so that waiters need not poll
+ * @param clock the node implements {@link LockNode#serverTime}: a fresh read of the store's own
+ *     clock, for diagnostics such as {@code redlock doctor}'s clock offset (the engine never uses
+ *     it)
  */
 public record NodeCapabilities(
-    Duration ttlPrecision, boolean fencing, boolean status, boolean releaseNotifications) {
+    Duration ttlPrecision,
+    boolean fencing,
+    boolean status,
+    boolean releaseNotifications,
+    boolean clock) {
   /** Validates. */
   public NodeCapabilities {
     Objects.requireNonNull(ttlPrecision, "ttlPrecision");
@@ -26,14 +33,23 @@ public record NodeCapabilities(
     }
   }
 
+  /**
+   * A node with this precision and these features, and no clock reads (the canonical form before
+   * {@link #clock()} existed).
+   */
+  public NodeCapabilities(
+      Duration ttlPrecision, boolean fencing, boolean status, boolean releaseNotifications) {
+    this(ttlPrecision, fencing, status, releaseNotifications, false);
+  }
+
   /** A node with this precision, these features and no release notifications. */
   public NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean status) {
-    this(ttlPrecision, fencing, status, false);
+    this(ttlPrecision, fencing, status, false, false);
   }
 
   /** A node with this precision and no optional features. */
   public NodeCapabilities(Duration ttlPrecision) {
-    this(ttlPrecision, false, false, false);
+    this(ttlPrecision, false, false, false, false);
   }
 
   /** Millisecond precision, no optional features. */
@@ -43,16 +59,21 @@ public record NodeCapabilities(
 
   /** A copy that declares fencing counters. */
   public NodeCapabilities withFencing() {
-    return new NodeCapabilities(ttlPrecision, true, status, releaseNotifications);
+    return new NodeCapabilities(ttlPrecision, true, status, releaseNotifications, clock);
   }
 
   /** A copy that declares status reports. */
   public NodeCapabilities withStatus() {
-    return new NodeCapabilities(ttlPrecision, fencing, true, releaseNotifications);
+    return new NodeCapabilities(ttlPrecision, fencing, true, releaseNotifications, clock);
   }
 
   /** A copy that declares release notifications ({@link LockNode#onRelease}). */
   public NodeCapabilities withReleaseNotifications() {
-    return new NodeCapabilities(ttlPrecision, fencing, status, true);
+    return new NodeCapabilities(ttlPrecision, fencing, status, true, clock);
+  }
+
+  /** A copy that declares reads of the store's clock ({@link LockNode#serverTime}). */
+  public NodeCapabilities withClock() {
+    return new NodeCapabilities(ttlPrecision, fencing, status, releaseNotifications, true);
   }
 }

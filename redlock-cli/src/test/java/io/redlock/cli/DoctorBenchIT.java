@@ -119,7 +119,13 @@ class DoctorBenchIT {
       assertThat(incarnation).startsWith("sqlite-");
       boot.ifPresent(b -> assertThat(incarnation).as("includes the machine's boot id").endsWith(b));
       incarnations.add(incarnation);
-      assertThat(node.get("clockOffset").isNull()).as("never invented").isTrue();
+      // SQLite runs in the tool's own process: its clock is this machine's, said so.
+      assertThat(node.get("readsClock").asBoolean()).isTrue();
+      assertThat(node.get("clockOffsetMs").isNumber()).as(node.toString()).isTrue();
+      assertThat(Math.abs(node.get("clockOffsetMs").asDouble()))
+          .as(node.toString())
+          .isLessThan(node.get("clockOffsetUncertaintyMs").asDouble() + 2.0);
+      assertThat(node.get("clockNote").asText()).contains("this machine's own clock", "SQLite");
     }
     assertThat(incarnations).as("every file has its own identity").hasSize(3);
     assertThat(report.get("verdict").asText()).isIn("OK", "WARN");
@@ -166,6 +172,7 @@ class DoctorBenchIT {
       assertThat(p.out())
           .contains("NODE", "RTT MEDIAN", "RTT WORST", "node-1.db", "node-3.db", "Verdict:")
           .contains("VERSION", "UPTIME", "DURABLE", "RESTART QUARANTINE", "INCARNATION")
+          .contains("CLOCK OFFSET", " (this machine)")
           .contains("  " + version + "  ", "sqlite-", "restart quarantine off");
       assertThat(p.out().lines().filter(l -> l.contains("node-2.db")))
           .as("one row in each table")
@@ -201,11 +208,16 @@ class DoctorBenchIT {
       assertThat(blind.get("reachable").asBoolean()).as(blind.toString()).isTrue();
       assertThat(blind.get("reportsStatus").asBoolean()).isFalse();
       assertThat(blind.get("fencing").asBoolean()).isFalse();
-      for (String field : List.of("serverVersion", "incarnation", "uptimeSeconds", "durable")) {
+      for (String field :
+          List.of("serverVersion", "incarnation", "uptimeSeconds", "durable", "clockOffsetMs")) {
         assertThat(blind.get(field).isNull()).as(field + " not invented").isTrue();
       }
+      assertThat(blind.get("readsClock").asBoolean()).isFalse();
+      assertThat(blind.get("clockNote").asText()).contains("does not read the store's clock");
       assertThat(blind.get("quarantine").asText()).isEqualTo("n/a");
-      assertThat(p.out()).contains("durability and restarts unknown", "no fencing counters on");
+      assertThat(p.out())
+          .contains("durability and restarts unknown", "no fencing counters on")
+          .contains("clock offset unknown");
     }
     try (CliProcess p =
         CliProcess.startWithPlugin(dir, env, "doctor", "--ttl", "60s", "--nodes", nodes)) {

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -119,7 +120,16 @@ class RealServersIT {
         assertThat(worst).as("a loopback round trip, even on a busy machine").isLessThan(5_000.0);
         assertThat(node.get("ttlPrecisionMs").asDouble()).isPositive();
         assertThat(node.get("anomalies")).isEmpty();
-        assertThat(node.get("clockOffset").isNull()).as("never invented").isTrue();
+        // Servers on this machine: the store's clock is this machine's, within a round trip.
+        assertThat(node.get("readsClock").asBoolean()).as(node.toString()).isTrue();
+        assertThat(node.get("clockOffsetMs").isNumber()).as(node.toString()).isTrue();
+        double uncertainty = node.get("clockOffsetUncertaintyMs").asDouble();
+        assertThat(uncertainty).as(node.toString()).isNotNegative().isLessThan(2_500.0);
+        assertThat(Math.abs(node.get("clockOffsetMs").asDouble()))
+            .as(node.toString())
+            .isLessThan(uncertainty + 1_000.0);
+        assertThat(node.get("clockError").isNull()).as(node.toString()).isTrue();
+        assertThat(node.get("clockNote").isNull()).as("a server, not this process").isTrue();
         // Redis and PostgreSQL report their status: real values, never n/a.
         assertThat(node.get("reportsStatus").asBoolean()).as(node.toString()).isTrue();
         assertThat(node.get("statusError").isNull()).as(node.toString()).isTrue();
@@ -144,7 +154,55 @@ class RealServersIT {
       assertThat(report.get("findings").toString())
           .contains("not durable", "--quarantine MAXTTL", "restartQuarantine(maxTtl)");
       assertThat(report.get("verdict").asText()).isIn("OK", "WARN");
-      assertThat(report.get("notAvailable").toString()).contains("clockOffset");
+      assertThat(report.get("notAvailable")).as("every node reads status and clock").isEmpty();
+      assertThat(report.get("findings").toString()).contains("store clocks are within 1.00 s");
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "doctor shows the clock offset of a Redis server whose clock libfaketime moved 30 s ahead,"
+          + " and warns about it naming the node and the fix")
+  void doctorSeesClockOffset() throws IOException {
+    Assumptions.assumeTrue(
+        RedisServer.canMoveClock(),
+        "needs libfaketime (apt-get install -y libfaketime) to move a server's clock");
+    try (RedisServer ahead = RedisServer.builder().clockOffset(Duration.ofSeconds(30)).start()) {
+      String three = String.join(",", redis.uri(), ahead.uri(), redisWithPassword.uri());
+      try (CliProcess p = redlock(Map.of(), "doctor", "--json", "--ttl", "60s", "--nodes", three)) {
+        assertThat(p.exitCode()).as("a clock warning does not fail the doctor: " + p).isZero();
+        JsonNode report = new ObjectMapper().readTree(p.out());
+        JsonNode moved = report.get("nodes").get(1);
+        assertThat(moved.get("node").asText()).startsWith(ahead.uri());
+        double offset = moved.get("clockOffsetMs").asDouble();
+        assertThat(offset).as(moved.toString()).isBetween(27_000.0, 33_000.0);
+        assertThat(Math.abs(report.get("nodes").get(0).get("clockOffsetMs").asDouble()))
+            .as("the Redis on this machine's clock")
+            .isLessThan(1_000.0);
+        assertThat(report.get("verdict").asText()).isEqualTo("WARN");
+        JsonNode clock = null;
+        for (JsonNode f : report.get("findings")) {
+          if (f.get("topic").asText().equals("CLOCK")) {
+            clock = f;
+          }
+        }
+        assertThat(clock).as(report.get("findings").toString()).isNotNull();
+        assertThat(clock.get("level").asText()).isEqualTo("WARN");
+        assertThat(clock.get("message").asText())
+            .contains(ahead.uri(), "ahead", "Enable NTP", "slew")
+            .doesNotContain(redis.uri() + " (");
+      }
+      try (CliProcess p = redlock(Map.of(), "doctor", "--ttl", "60s", "--nodes", three)) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        String row =
+            p.out()
+                .lines()
+                .filter(l -> l.startsWith(ahead.uri()) && l.contains(" ±"))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(p.toString()));
+        assertThat(row).matches(".*  \\+(29|30|31)\\.\\d\\d s ±.*");
+        assertThat(p.out()).contains("CLOCK OFFSET", "warn  store clock not synchronised");
+      }
     }
   }
 

@@ -8,7 +8,9 @@ import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,9 +23,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A lock node held in this JVM's memory: the reference implementation of the {@link LockNode}
- * contract, optional parts included (fencing counters, status and release notifications), and a
- * node for unit tests. Expiry and uptime follow the given {@link Ticker}, so a test can move time
- * forward by hand. Not a distributed lock: it excludes threads of one JVM only.
+ * contract, optional parts included (fencing counters, status, release notifications and reads of
+ * its clock), and a node for unit tests. Expiry and uptime follow the given {@link Ticker}, so a
+ * test can move time forward by hand. Not a distributed lock: it excludes threads of one JVM only.
  *
  * <p>{@link #restart()} simulates a crash and restart of the store: a new incarnation whose uptime
  * starts at zero. A node created {@linkplain #InMemoryLockNode(String, Ticker, boolean) durable}
@@ -38,6 +40,10 @@ public final class InMemoryLockNode implements LockNode {
   private final String name;
   private final Ticker ticker;
   private final boolean durable;
+
+  /** The store's wall clock, for {@link #serverTime()} only: expiry follows the ticker. */
+  private final Clock clock;
+
   private final ConcurrentMap<String, Entry> keys = new ConcurrentHashMap<>();
 
   /**
@@ -68,9 +74,21 @@ public final class InMemoryLockNode implements LockNode {
    * @param durable true if keys and counters survive {@link #restart()}
    */
   public InMemoryLockNode(String name, Ticker ticker, boolean durable) {
+    this(name, ticker, durable, Clock.systemUTC());
+  }
+
+  /**
+   * A node named {@code name} whose expiry and uptime follow {@code ticker} and whose {@link
+   * #serverTime()} reads {@code clock}: e.g. {@code Clock.offset(Clock.systemUTC(),
+   * Duration.ofSeconds(30))} for a store whose clock is 30 s ahead of this machine's.
+   *
+   * @param durable true if keys and counters survive {@link #restart()}
+   */
+  public InMemoryLockNode(String name, Ticker ticker, boolean durable, Clock clock) {
     this.name = Objects.requireNonNull(name, "name");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.durable = durable;
+    this.clock = Objects.requireNonNull(clock, "clock");
     this.startedAtNanos = ticker.read();
   }
 
@@ -89,7 +107,18 @@ public final class InMemoryLockNode implements LockNode {
     return NodeCapabilities.millisecondPrecision()
         .withFencing()
         .withStatus()
-        .withReleaseNotifications();
+        .withReleaseNotifications()
+        .withClock();
+  }
+
+  /**
+   * The store's clock: this JVM's wall clock ({@link Clock#systemUTC()}), or the clock given to the
+   * constructor, read afresh on every call.
+   */
+  @Override
+  public Reply<Instant> serverTime() {
+    checkOpen();
+    return Reply.of(clock.instant());
   }
 
   /**

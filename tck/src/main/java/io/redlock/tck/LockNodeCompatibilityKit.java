@@ -79,12 +79,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  *   <li>{@link #keyInspector()}: a backdoor that reads a key's owner and remaining TTL on the
  *       server (rules R3.5, R5.7 and extra checks in R1, R4 and R7);
  *   <li>{@link #createUnreachableNode()}: a node pointed at an address where nothing answers (rules
- *       R9.x: failures are exceptions within a bounded time);
+ *       R9.x and R15.4: failures are exceptions within a bounded time);
  *   <li>{@link #configuredSecret()}: the password your nodes are configured with, so that the kit
  *       can check it never shows in names or messages (R9.4, R11.4);
  *   <li>{@link #restartStore()}: crash and restart the store (R12.11 and R13.3: fencing counters
  *       and status across a restart);
  *   <li>{@link #expiryTolerance()} (default {@value #DEFAULT_EXPIRY_TOLERANCE_MILLIS} ms), {@link
+ *       #clockTolerance()} (default {@value #DEFAULT_CLOCK_TOLERANCE_SECONDS} s), {@link
  *       #replyTimeout()}, {@link #failureBound()}, {@link #keyPrefix()}: timing and naming.
  * </ul>
  *
@@ -94,18 +95,21 @@ import org.junit.jupiter.params.provider.MethodSource;
  * compatibility kit and the Reactive Streams TCK (R0 setup, R1 conditional insert, R2 atomicity, R3
  * expiry, R4 compare-and-delete, R5 compare-and-extend, R6 key isolation, R7 unusual keys and
  * tokens, R8 input validation, R9 failure reporting, R10 thread safety, R11 lifecycle, and for the
- * optional parts of the SPI R12 fencing counters, R13 status and R14 release notifications, which
- * skip with a reason on a node whose {@link NodeCapabilities} does not declare them). Each test's
- * display name starts with its rule number, and each test's Javadoc says what to check in the
- * backend when it fails. Timing rules use TTLs of a few hundred milliseconds and judge expiry with
- * {@link #expiryTolerance()} of slack, so they hold on a busy machine; nothing in the kit measures
- * speed.
+ * optional parts of the SPI R12 fencing counters, R13 status, R14 release notifications and R15
+ * reads of the store's clock, which skip with a reason on a node whose {@link NodeCapabilities}
+ * does not declare them). Each test's display name starts with its rule number, and each test's
+ * Javadoc says what to check in the backend when it fails. Timing rules use TTLs of a few hundred
+ * milliseconds and judge expiry with {@link #expiryTolerance()} of slack, so they hold on a busy
+ * machine; nothing in the kit measures speed.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 public abstract class LockNodeCompatibilityKit {
 
   /** The default of {@link #expiryTolerance()}, in milliseconds. */
   public static final long DEFAULT_EXPIRY_TOLERANCE_MILLIS = 250;
+
+  /** The default of {@link #clockTolerance()}, in seconds. */
+  public static final long DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
 
   /** Rounds of every race in R2: each round is a fresh key. */
   static final int ROUNDS = 25;
@@ -178,6 +182,16 @@ public abstract class LockNodeCompatibilityKit {
    */
   protected Duration expiryTolerance() {
     return Duration.ofMillis(DEFAULT_EXPIRY_TOLERANCE_MILLIS);
+  }
+
+  /**
+   * How far the store's clock may be from this machine's in R15.1 ({@code serverTime()}). Default
+   * {@value #DEFAULT_CLOCK_TOLERANCE_SECONDS} s: test servers run on the test machine (the same
+   * clock) or on hosts kept in step by NTP. Widen it only for a store whose host clock is known to
+   * be off, and say why in your subclass.
+   */
+  protected Duration clockTolerance() {
+    return Duration.ofSeconds(DEFAULT_CLOCK_TOLERANCE_SECONDS);
   }
 
   /** How long the kit waits for any reply ({@link Reply#await}). Default 10 s. */
@@ -2394,6 +2408,128 @@ public abstract class LockNodeCompatibilityKit {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // R15 Store clock (optional)
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * R15: reads of the store's clock, for nodes that declare {@link NodeCapabilities#clock()};
+   * skipped with a reason otherwise. The engine never uses absolute time; diagnostics such as
+   * {@code redlock doctor} show each store's clock offset from these reads.
+   */
+  @Nested
+  @DisplayName("R15 Store clock: serverTime() reads the store's clock afresh (if declared)")
+  class R15StoreClock {
+
+    /**
+     * R15.1: {@code serverTime()} answers an instant within {@link #clockTolerance()} of this
+     * machine's clock, on every read.
+     *
+     * <p>If this fails, check the unit (microseconds read as milliseconds put the time a thousand
+     * times too far from 1970), the epoch (Unix seconds, not Julian days or Windows ticks) and the
+     * time zone: a local timestamp of the session's zone read as UTC is off by whole hours; compute
+     * the instant from a UTC timestamp or from seconds since 1970 on the store. If the store's host
+     * clock really is off, widen {@link #clockTolerance()} and say why.
+     */
+    @Test
+    @DisplayName("R15.1 serverTime() is close to this machine's clock")
+    void r15_1_serverTimeIsNearLocalTime() {
+      requireClock("R15.1");
+      Duration tolerance = clockTolerance();
+      for (int read = 1; read <= 3; read++) {
+        java.time.Instant before = java.time.Instant.now();
+        java.time.Instant server = serverTime(node(), "R15.1");
+        java.time.Instant after = java.time.Instant.now();
+        assertThat(server)
+            .as(
+                "R15.1: read %d of serverTime() (this machine's clock read %s before the call and"
+                    + " %s after it; the tolerance is %d ms): off by %s; check the unit, the"
+                    + " epoch and the time zone",
+                read, before, after, tolerance.toMillis(), offsetText(server, before, after))
+            .isBetween(before.minus(tolerance), after.plus(tolerance));
+      }
+    }
+
+    /**
+     * R15.2: {@code serverTime()} reads the store's clock afresh on every call: two reads 1.2 s
+     * apart differ by the time that passed between them on this machine, within a few milliseconds
+     * (the clocks' resolution) and 1% (their rates).
+     *
+     * <p>If this fails with a difference near zero, the answer is cached or frozen (a status cache,
+     * a transaction's start time held across calls); ask the store on every call. If it fails with
+     * a difference a thousand times too large or small, the unit is wrong (see R15.1).
+     */
+    @Test
+    @DisplayName("R15.2 serverTime() is read afresh on every call")
+    void r15_2_serverTimeIsFresh() {
+      requireClock("R15.2");
+      LockNode n = node();
+      long m0 = System.nanoTime();
+      java.time.Instant first = serverTime(n, "R15.2");
+      long m1 = System.nanoTime();
+      sleepUntil(m1 + Duration.ofMillis(1200).toNanos());
+      long m2 = System.nanoTime();
+      java.time.Instant second = serverTime(n, "R15.2");
+      long m3 = System.nanoTime();
+      // The store read its clock inside each call: first in [m0, m1], second in [m2, m3].
+      Duration least = Duration.ofNanos(m2 - m1);
+      Duration most = Duration.ofNanos(m3 - m0);
+      Duration slack = Duration.ofMillis(20).plus(most.dividedBy(100));
+      assertThat(Duration.between(first, second))
+          .as(
+              "R15.2: time between two serverTime() reads (%s, then %s) that were %d to %d ms"
+                  + " apart on this machine; near zero means a cached answer: read the store's"
+                  + " clock afresh on every call",
+              first, second, least.toMillis(), most.toMillis())
+          .isBetween(least.minus(slack), most.plus(slack));
+    }
+
+    /**
+     * R15.3: {@code serverTime()} throws {@link IllegalStateException} naming the node after close.
+     *
+     * <p>If this fails, check the closed flag first thing in {@code serverTime()}, as in the
+     * others.
+     */
+    @Test
+    @DisplayName("R15.3 serverTime() after close throws IllegalStateException naming the node")
+    void r15_3_serverTimeAfterClose() {
+      requireClock("R15.3");
+      LockNode n = newNode();
+      String name = n.name();
+      closeByKit(n);
+      assertThat(thrownByCall(n::serverTime))
+          .as("R15.3: serverTime() after close")
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+    }
+
+    /**
+     * R15.4 (needs {@link #createUnreachableNode()}): {@code serverTime()} on an unreachable node
+     * throws a {@link RedlockException} from {@link Reply#await} within {@link #failureBound()},
+     * never an answer and never a hang.
+     *
+     * <p>Check the same things as for R9.1, in the clock-reading path.
+     */
+    @Test
+    @DisplayName("R15.4 serverTime() on an unreachable node throws a RedlockException in time")
+    void r15_4_serverTimeOnUnreachableNodeFails() {
+      requireClock("R15.4");
+      LockNode down = unreachableNode("R15.4");
+      Assumptions.assumeTrue(
+          down.capabilities().clock(),
+          "R15.4 skipped: createUnreachableNode() returned a node that does not declare"
+              + " capabilities().clock()");
+      assertFailsInTime("R15.4", "serverTime", LockNode::serverTime, down);
+    }
+
+    private String offsetText(
+        java.time.Instant server, java.time.Instant before, java.time.Instant after) {
+      Duration offset =
+          Duration.between(before.plus(Duration.between(before, after).dividedBy(2)), server);
+      return offset.toMillis() + " ms";
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Helpers
   // ---------------------------------------------------------------------------------------------
 
@@ -2610,6 +2746,18 @@ public abstract class LockNodeCompatibilityKit {
             + " (capabilities().releaseNotifications() is false)");
   }
 
+  private java.time.Instant serverTime(LockNode n, String rule) {
+    return await(n.serverTime(), rule + ": serverTime()");
+  }
+
+  private void requireClock(String rule) {
+    Assumptions.assumeTrue(
+        node().capabilities().clock(),
+        rule
+            + " skipped: the node does not read its store's clock"
+            + " (capabilities().clock() is false)");
+  }
+
   private void requireStatus(String rule) {
     Assumptions.assumeTrue(
         node().capabilities().status(),
@@ -2712,7 +2860,12 @@ public abstract class LockNodeCompatibilityKit {
   /** Runs one call on an unreachable node and checks it fails properly; returns the failure. */
   private RedlockException assertFailsInTime(
       String rule, String call, Function<LockNode, Reply<?>> operation) {
-    LockNode down = unreachableNode(rule);
+    return assertFailsInTime(rule, call, operation, unreachableNode(rule));
+  }
+
+  /** Like {@link #assertFailsInTime(String, String, Function)}, on a given unreachable node. */
+  private RedlockException assertFailsInTime(
+      String rule, String call, Function<LockNode, Reply<?>> operation, LockNode down) {
     Duration bound = failureBound();
     ExecutorService runner =
         Executors.newSingleThreadExecutor(

@@ -3,6 +3,7 @@ package io.redlock.testservers;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 
 /** Finds server executables on the PATH and in the usual Debian locations. */
@@ -25,6 +26,22 @@ public final class Binaries {
       }
     }
     return Optional.empty();
+  }
+
+  /** Where Debian and others install libfaketime's preload library. */
+  private static final List<String> LIBFAKETIME =
+      List.of(
+          "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+          "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+          "/usr/lib/faketime/libfaketime.so.1",
+          "/usr/local/lib/faketime/libfaketime.so.1");
+
+  /**
+   * libfaketime's preload library ({@code apt-get install -y libfaketime}), for starting a server
+   * with its wall clock moved: {@code LD_PRELOAD=<it> FAKETIME=+30}.
+   */
+  public static Optional<Path> libfaketime() {
+    return LIBFAKETIME.stream().map(Path::of).filter(Files::isReadable).findFirst();
   }
 
   private static Optional<Path> executable(Path candidate) {

@@ -102,6 +102,11 @@ public final class RedisServer implements AutoCloseable {
     return builder().start();
   }
 
+  /** True if {@link Builder#clockOffset} can work here: libfaketime is installed. */
+  public static boolean canMoveClock() {
+    return Binaries.libfaketime().isPresent();
+  }
+
   /** A builder for a server with options; {@link Builder#start()} may be called many times. */
   public static Builder builder() {
     return new Builder();
@@ -296,6 +301,30 @@ public final class RedisServer implements AutoCloseable {
      */
     public Builder bundledBinary() {
       this.bundledBinary = true;
+      return this;
+    }
+
+    /**
+     * Runs the server with its wall clock moved by {@code offset} (whole seconds) under
+     * libfaketime, with the monotonic clock left real: the bundled binary (Debian's hangs under
+     * libfaketime) with {@code LD_PRELOAD} and {@code FAKETIME} set. {@code TIME} and key expiry
+     * then follow the moved clock.
+     *
+     * @throws IllegalStateException if libfaketime is not installed (see {@link #canMoveClock()})
+     */
+    public Builder clockOffset(Duration offset) {
+      Path lib =
+          Binaries.libfaketime()
+              .orElseThrow(
+                  () ->
+                      new IllegalStateException(
+                          "a Redis server with a moved clock needs libfaketime; install it:"
+                              + " apt-get install -y libfaketime"));
+      long seconds = Objects.requireNonNull(offset, "offset").getSeconds();
+      bundledBinary();
+      environment("LD_PRELOAD", lib.toString());
+      environment("FAKETIME", (seconds >= 0 ? "+" : "") + seconds);
+      environment("FAKETIME_DONT_FAKE_MONOTONIC", "1");
       return this;
     }
 

@@ -131,7 +131,7 @@ public final class MongoNode {
           .projection(new Document(FENCE, 1))
           .collation(SIMPLE);
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
 
   private final MongoNodeSettings settings;
   private final String name;
@@ -200,7 +200,7 @@ public final class MongoNode {
     return settings;
   }
 
-  /** Millisecond precision (MongoDB dates count milliseconds), fencing counters and status. */
+  /** Millisecond precision (MongoDB dates count milliseconds), fencing, status and clock reads. */
   public NodeCapabilities capabilities() {
     return CAPABILITIES;
   }
@@ -319,6 +319,15 @@ public final class MongoNode {
                         UPDATE)
                     .getMatchedCount()
                 == 1);
+  }
+
+  /**
+   * The primary's clock, {@code hello.localTime} (1 ms), asked afresh on every call on the node's
+   * workers.
+   */
+  public Reply<java.time.Instant> serverTime() {
+    requireOpen();
+    return submit("serverTime", statusReader::serverTime);
   }
 
   /** The deployment's incarnation, uptime and durability; from the cache while it is fresh. */

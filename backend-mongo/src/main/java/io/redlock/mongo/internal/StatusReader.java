@@ -197,6 +197,25 @@ final class StatusReader {
     return status;
   }
 
+  /**
+   * The server's clock: {@code localTime} of {@code hello} (of {@code isMaster} on servers before
+   * 4.4.2 and the stand-in), asked on every call, never from the cache. Millisecond resolution.
+   */
+  java.time.Instant serverTime() {
+    Document hello = hello(client.getDatabase("admin"));
+    if (hello.get("localTime") instanceof java.util.Date localTime) {
+      return localTime.toInstant();
+    }
+    throw new RedlockNonTransientException(
+        name,
+        "the server's "
+            + (useIsMaster ? "isMaster" : "hello")
+            + " answer has no localTime date (it has "
+            + hello.keySet()
+            + "); is this a MongoDB-compatible server?",
+        null);
+  }
+
   private Document hello(MongoDatabase admin) {
     if (!useIsMaster) {
       try {

@@ -10,6 +10,7 @@ import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -55,7 +56,11 @@ public final class RedisNode implements LockNode {
   private static final Duration MAX_IDLE = Duration.ofSeconds(60);
 
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withReleaseNotifications();
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withReleaseNotifications()
+          .withClock();
   private static final Rawable ONE_KEY = bytes("1");
   private static final Rawable RELEASE_SHA = bytes(Scripts.RELEASE_SHA);
   private static final Rawable EXTEND_SHA = bytes(Scripts.EXTEND_SHA);
@@ -418,6 +423,37 @@ public final class RedisNode implements LockNode {
         },
         background,
         name);
+  }
+
+  /**
+   * The server's clock: {@code TIME} (Unix seconds and microseconds), sent afresh on every call
+   * like any other command (never answered from the status cache).
+   */
+  @Override
+  public Reply<Instant> serverTime() {
+    checkOpen();
+    return start(
+        new Operation<>(
+            "TIME", new CommandArguments(Protocol.Command.TIME), null, this::parseTime));
+  }
+
+  /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */
+  private Instant parseTime(Object reply) {
+    if (reply instanceof java.util.List<?> parts
+        && parts.size() == 2
+        && parts.get(0) instanceof byte[] seconds
+        && parts.get(1) instanceof byte[] micros) {
+      try {
+        long s = Long.parseLong(new String(seconds, StandardCharsets.US_ASCII));
+        long us = Long.parseLong(new String(micros, StandardCharsets.US_ASCII));
+        if (us >= 0 && us < 1_000_000) {
+          return Instant.ofEpochSecond(s, us * 1_000);
+        }
+      } catch (NumberFormatException | java.time.DateTimeException e) {
+        // reported below
+      }
+    }
+    throw unexpected("TIME", reply);
   }
 
   /** The namespace of fencing counters, inside the key prefix. */

@@ -32,10 +32,15 @@ import picocli.CommandLine.Option;
           + " of tryAcquire + extend + release on a fresh key), TTL precision, fencing counters;"
           + " then judges the Redlock timing assumptions for the TTL and per-node timeout.",
       "Version, incarnation (an identity that changes when the store restarts), uptime and"
-          + " durability come from nodes that report their status; the others, and the clock"
-          + " offset (which the SPI does not report), show n/a. A node that is not durable forgets"
-          + " its locks when it restarts: the verdict says so, and with --quarantine it shows"
-          + " which nodes restart quarantine would keep from voting, and for how long.",
+          + " durability come from nodes that report their status; the others show n/a. A node"
+          + " that is not durable forgets its locks when it restarts: the verdict says so, and"
+          + " with --quarantine it shows which nodes restart quarantine would keep from voting,"
+          + " and for how long.",
+      "Clock offset: the store's clock minus this machine's (positive: the store is ahead),"
+          + " NTP-style from the fastest of several reads, give or take half its round trip;"
+          + " n/a for nodes whose backend does not read the store's clock. Redlock needs only"
+          + " clock rates to agree, but an offset above 1 s means the store's clock is not"
+          + " synchronised with this machine's, and the verdict warns.",
       "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
           + " reachable (or, with --quarantine, may vote), 78 if the timing does not fit, 64 if"
           + " --quarantine is given and a node cannot report its status."
@@ -78,8 +83,11 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Mixin NodeOptions nodeOptions;
 
-  /** What the SPI cannot tell; reported as n/a rather than guessed. */
-  static final List<String> NOT_AVAILABLE = List.of("clockOffset");
+  /** The report's fields that come from each optional capability, for "notAvailable". */
+  static final List<String> STATUS_FIELDS =
+      List.of("serverVersion", "incarnation", "uptimeSeconds", "durable", "details");
+
+  static final List<String> CLOCK_FIELDS = List.of("clockOffsetMs", "clockOffsetUncertaintyMs");
 
   /**
    * The settings judged.
@@ -101,6 +109,13 @@ final class DoctorCommand implements Callable<Integer> {
       Double restartQuarantineMs,
       Double quarantineWaitMs) {}
 
+  /**
+   * The whole report, as {@code --json} prints it.
+   *
+   * @param notAvailable the node fields that are null for at least one reachable node because its
+   *     backend does not declare the capability they come from (status report, clock reads)
+   * @param notAvailableReason what {@code notAvailable} means
+   */
   record Report(
       Settings settings,
       List<NodeReport> nodes,
@@ -151,6 +166,7 @@ final class DoctorCommand implements Callable<Integer> {
               r.reportsStatus(),
               r.fencing(),
               r.details() == null ? null : r.details().get("durability"));
+      f = f.withClock(r.readsClock(), r.clockOffset(), r.clockUncertainty(), localClock(r));
       Verdict.QuarantineView view = Verdict.quarantine(f, q);
       reports.add(
           r.withQuarantine(
@@ -180,10 +196,13 @@ final class DoctorCommand implements Callable<Integer> {
             reports,
             level.name(),
             findings,
-            NOT_AVAILABLE,
-            "the backend SPI does not report the store's clock; serverVersion, uptimeSeconds,"
-                + " durable, incarnation and details are null for nodes that do not declare"
-                + " capabilities().status()");
+            notAvailable(reports),
+            "fields that are null for at least one reachable node because its backend does not"
+                + " declare what they come from: "
+                + String.join(", ", STATUS_FIELDS)
+                + " need capabilities().status(), "
+                + String.join(", ", CLOCK_FIELDS)
+                + " need capabilities().clock()");
     if (json) {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       out.println(mapper.writeValueAsString(report));
@@ -192,6 +211,23 @@ final class DoctorCommand implements Callable<Integer> {
     }
     out.flush();
     return exitCode(findings);
+  }
+
+  /** The fields some reachable node cannot report because it lacks the capability. */
+  static List<String> notAvailable(List<NodeReport> reports) {
+    List<String> out = new ArrayList<>();
+    if (reports.stream().anyMatch(r -> Boolean.FALSE.equals(r.reportsStatus()))) {
+      out.addAll(STATUS_FIELDS);
+    }
+    if (reports.stream().anyMatch(r -> Boolean.FALSE.equals(r.readsClock()))) {
+      out.addAll(CLOCK_FIELDS);
+    }
+    return out;
+  }
+
+  /** True if the node's store runs in this process, on this machine's clock. */
+  private static boolean localClock(NodeReport r) {
+    return NodeProbe.localClock(r.node()) != null;
   }
 
   /** 69 for too few reachable (or voting) nodes, 64 for --quarantine on unfit nodes, else 78. */
@@ -324,7 +360,15 @@ final class DoctorCommand implements Callable<Integer> {
         probes);
     List<String[]> status = new ArrayList<>();
     status.add(
-        new String[] {"NODE", "VERSION", "UPTIME", "DURABLE", "RESTART QUARANTINE", "INCARNATION"});
+        new String[] {
+          "NODE",
+          "VERSION",
+          "UPTIME",
+          "DURABLE",
+          "RESTART QUARANTINE",
+          "CLOCK OFFSET",
+          "INCARNATION"
+        });
     for (NodeReport r : report.nodes()) {
       status.add(
           new String[] {
@@ -333,20 +377,26 @@ final class DoctorCommand implements Callable<Integer> {
             r.uptime() == null ? "n/a" : Durations.format(r.uptime()),
             r.durable() == null ? "n/a" : r.durable() ? "yes" : "NO",
             quarantineText(r),
+            clockText(r),
             na(r.incarnation())
           });
     }
     printColumns(out, status);
     out.println(
         "(VERSION, UPTIME, DURABLE, INCARNATION: from the node's status report, n/a where the"
-            + " backend reports none. Clock offset: n/a, the backend SPI does not report the"
-            + " store's clock.)");
+            + " backend reports none. CLOCK OFFSET: the store's clock minus this machine's,"
+            + " + when the store is ahead, from the fastest of several reads, ± half its round"
+            + " trip; n/a where the backend does not read the store's clock; \"this machine\""
+            + " where the store runs in this process.)");
     for (NodeReport r : report.nodes()) {
       if (r.error() != null) {
         out.println("  " + r.node() + ": " + r.error());
       }
       if (r.statusError() != null) {
         out.println("  " + r.node() + ": status report failed: " + r.statusError());
+      }
+      if (r.clockError() != null) {
+        out.println("  " + r.node() + ": reading the store's clock failed: " + r.clockError());
       }
       for (String a : r.anomalies()) {
         out.println("  " + r.node() + ": ANOMALY: " + a);
@@ -358,6 +408,20 @@ final class DoctorCommand implements Callable<Integer> {
       out.printf(
           Locale.ROOT, "  %-4s  %s%n", f.level().name().toLowerCase(Locale.ROOT), f.message());
     }
+  }
+
+  /** E.g. "+30.02 s ±212 µs", "-1.5 ms ±40 µs", "+12 µs ±30 µs (this machine)", "n/a". */
+  static String clockText(NodeReport r) {
+    Duration offset = r.clockOffset();
+    if (offset == null) {
+      return r.clockError() != null ? "failed" : "n/a";
+    }
+    String text =
+        (offset.isNegative() ? "-" : "+")
+            + Durations.format(offset.abs())
+            + " ±"
+            + Durations.format(r.clockUncertainty() == null ? Duration.ZERO : r.clockUncertainty());
+    return localClock(r) ? text + " (this machine)" : text;
   }
 
   private static String na(String value) {

@@ -9,6 +9,7 @@ import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -17,8 +18,9 @@ import java.util.function.Supplier;
 
 /**
  * Probes one open node for the doctor: one call to see that it answers (connecting included), then
- * timed cycles of tryAcquire + extend + release on fresh random keys, and its status report if the
- * node declares one. Nothing is guessed: what the node does not report stays null.
+ * timed cycles of tryAcquire + extend + release on fresh random keys, its status report if the node
+ * declares one, and its clock offset from this machine if it reads its store's clock. Nothing is
+ * guessed: what the node does not report stays null.
  */
 final class NodeProbe {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -40,7 +42,17 @@ final class NodeProbe {
    *     not-needed, off, passed, active, status-unreadable, unsupported (see {@link
    *     Verdict.QuarantineState}); filled in by the doctor, which knows the settings
    * @param quarantineLeftMs for "active": how long until its votes count
-   * @param clockOffset always null: no call of the SPI reports the store's clock
+   * @param readsClock whether the node declares reads of the store's clock ({@link
+   *     LockNode#serverTime()}); null if not opened
+   * @param clockOffsetMs the store's clock minus this machine's, in milliseconds (positive: the
+   *     store is ahead), NTP-style from the read with the shortest round trip: the store's time
+   *     minus the midpoint of the call on this machine's clock; null if the node does not read its
+   *     clock or every read failed
+   * @param clockOffsetUncertaintyMs half that read's round trip: the offset is right within this
+   *     (plus the store clock's resolution)
+   * @param clockError why reading the store's clock failed, if it did
+   * @param clockNote why the offset is null, or that the store runs in this process and reads this
+   *     machine's own clock (SQLite, in-process H2), so that its offset is ours by definition
    */
   record NodeReport(
       String node,
@@ -64,12 +76,16 @@ final class NodeProbe {
       String statusError,
       String quarantine,
       Double quarantineLeftMs,
-      String clockOffset) {
+      Boolean readsClock,
+      Double clockOffsetMs,
+      Double clockOffsetUncertaintyMs,
+      String clockError,
+      String clockNote) {
 
     static NodeReport unreachable(String name, String backend, Double openMs, String why) {
       return new NodeReport(
           name, backend, false, why, openMs, null, 0, null, null, null, null, List.of(), null, null,
-          null, null, null, null, null, null, null, null);
+          null, null, null, null, null, null, null, null, null, null, null, null);
     }
 
     /** A copy with the restart-quarantine state the doctor worked out. */
@@ -96,7 +112,23 @@ final class NodeProbe {
           statusError,
           state,
           leftMs,
-          clockOffset);
+          readsClock,
+          clockOffsetMs,
+          clockOffsetUncertaintyMs,
+          clockError,
+          clockNote);
+    }
+
+    /** The clock offset as a Duration, or null. */
+    Duration clockOffset() {
+      return clockOffsetMs == null ? null : Duration.ofNanos(Math.round(clockOffsetMs * 1e6));
+    }
+
+    /** The clock offset's uncertainty as a Duration, or null. */
+    Duration clockUncertainty() {
+      return clockOffsetUncertaintyMs == null
+          ? null
+          : Duration.ofNanos(Math.round(clockOffsetUncertaintyMs * 1e6));
     }
 
     /** The uptime as a Duration, or null. */
@@ -164,6 +196,21 @@ final class NodeProbe {
         statusError = message(name, node, e);
       }
     }
+    ClockOffset clock = null;
+    String clockError = null;
+    String clockNote = null;
+    if (caps.clock()) {
+      try {
+        clock =
+            clockOffset(
+                node, Math.min(MAX_CLOCK_READS, Math.max(MIN_CLOCK_READS, probes)), timeout);
+      } catch (RuntimeException e) {
+        clockError = message(name, node, e);
+      }
+      clockNote = localClock(name);
+    } else {
+      clockNote = "the backend does not read the store's clock (capabilities().clock() is false)";
+    }
     return new NodeReport(
         name,
         backend,
@@ -186,7 +233,63 @@ final class NodeProbe {
         statusError,
         null,
         null,
-        null);
+        caps.clock(),
+        clock == null ? null : Durations.millis(clock.offset()),
+        clock == null ? null : Durations.millis(clock.uncertainty()),
+        clockError,
+        clockNote);
+  }
+
+  /** Reads of the store's clock per node: the probe count, within these bounds. */
+  static final int MIN_CLOCK_READS = 3;
+
+  static final int MAX_CLOCK_READS = 20;
+
+  /**
+   * The store's clock minus this machine's, and half the round trip of the read it comes from.
+   *
+   * @param reads how many reads were made; the one with the shortest round trip counts
+   */
+  record ClockOffset(Duration offset, Duration uncertainty, int reads) {}
+
+  /**
+   * Estimates a store's clock offset as NTP does: each read is timed on this machine, the store
+   * read its clock somewhere inside that interval, so {@code offset = server - (t0 + t1) / 2} is
+   * right within half the round trip; the read with the shortest round trip wins. The interval is
+   * timed with the monotonic clock from one wall-clock reading, so a step of this machine's clock
+   * during a read cannot distort it.
+   */
+  static ClockOffset clockOffset(LockNode node, int reads, Duration timeout) {
+    long bestRtt = Long.MAX_VALUE;
+    Duration bestOffset = null;
+    for (int i = 0; i < reads; i++) {
+      Instant t0 = Instant.now();
+      long start = System.nanoTime();
+      Instant server = call(node::serverTime, timeout);
+      long rtt = System.nanoTime() - start;
+      if (rtt < bestRtt) {
+        bestRtt = rtt;
+        bestOffset = Duration.between(t0.plusNanos(rtt / 2), server);
+      }
+    }
+    return new ClockOffset(bestOffset, Duration.ofNanos(bestRtt / 2), reads);
+  }
+
+  /**
+   * For a store that runs inside this process, and so reads this machine's clock whatever it
+   * reports: a note that says so; else null. SQLite is a library in every process that opens the
+   * file; H2 is in-process unless reached over {@code tcp:} or {@code ssl:}.
+   */
+  static String localClock(String name) {
+    if (name.startsWith("jdbc:sqlite:")) {
+      return "this machine's own clock: SQLite runs in this process";
+    }
+    if (name.startsWith("jdbc:h2:")
+        && !name.startsWith("jdbc:h2:tcp:")
+        && !name.startsWith("jdbc:h2:ssl:")) {
+      return "this machine's own clock: H2 runs in this process";
+    }
+    return null;
   }
 
   private static String version(Map<String, String> details) {

@@ -28,6 +28,8 @@ final class Verdict {
     /** --quarantine given, but a node cannot report its status. */
     QUARANTINE_SUPPORT,
     FENCING,
+    /** A store's clock is far from this machine's, or unknown. */
+    CLOCK,
     SETUP
   }
 
@@ -43,6 +45,11 @@ final class Verdict {
    * @param fencing whether the node keeps fencing counters; null if unknown (not opened)
    * @param durability the node's own words on its durability, e.g. "not durable:
    *     synchronous=NORMAL"
+   * @param readsClock whether the node declares reads of its store's clock; null if unknown
+   * @param clockOffset the store's clock minus this machine's; null if not read
+   * @param clockUncertainty how far off {@code clockOffset} may be (half a round trip)
+   * @param localClock the store runs in this process on this machine's clock (SQLite, in-process
+   *     H2): its offset says nothing about another host
    */
   record NodeFacts(
       String name,
@@ -52,9 +59,56 @@ final class Verdict {
       Duration uptime,
       Boolean reportsStatus,
       Boolean fencing,
-      String durability) {
+      String durability,
+      Boolean readsClock,
+      Duration clockOffset,
+      Duration clockUncertainty,
+      boolean localClock) {
     NodeFacts(String name, boolean reachable, Duration worstRtt) {
       this(name, reachable, worstRtt, null, null, null, null, null);
+    }
+
+    /** Without clock facts. */
+    NodeFacts(
+        String name,
+        boolean reachable,
+        Duration worstRtt,
+        Boolean durable,
+        Duration uptime,
+        Boolean reportsStatus,
+        Boolean fencing,
+        String durability) {
+      this(
+          name,
+          reachable,
+          worstRtt,
+          durable,
+          uptime,
+          reportsStatus,
+          fencing,
+          durability,
+          null,
+          null,
+          null,
+          false);
+    }
+
+    /** A copy with what the node told about its store's clock. */
+    NodeFacts withClock(
+        Boolean readsClock, Duration offset, Duration uncertainty, boolean localClock) {
+      return new NodeFacts(
+          name,
+          reachable,
+          worstRtt,
+          durable,
+          uptime,
+          reportsStatus,
+          fencing,
+          durability,
+          readsClock,
+          offset,
+          uncertainty,
+          localClock);
     }
 
     NodeFacts(String name, boolean reachable, Duration worstRtt, Boolean durable, Duration uptime) {
@@ -280,6 +334,7 @@ final class Verdict {
         noFencing.add(node.name());
       }
     }
+    clock(out, nodes);
     if (!noFencing.isEmpty()) {
       out.add(
           new Finding(
@@ -490,6 +545,98 @@ final class Verdict {
               Topic.DURABILITY,
               "not durable (restart quarantine covers them): " + String.join(", ", notDurable)));
     }
+  }
+
+  /** Beyond this, a store's clock counts as not synchronised with this machine's. */
+  static final Duration CLOCK_OFFSET_LIMIT = Duration.ofSeconds(1);
+
+  /**
+   * Clock offsets (seeds 001/002): Redlock times every lock on each store's own clock from a
+   * relative TTL, so clocks only need to advance at the same rate. But a store whose clock is far
+   * from this machine's is not kept in step with it, and the correction that comes later (an NTP
+   * daemon or an admin <em>stepping</em> the clock) moves every expiry on that store at once: a
+   * forward step shortens every lock it holds.
+   */
+  private static void clock(List<Finding> out, List<NodeFacts> nodes) {
+    List<String> off = new ArrayList<>();
+    List<String> blind = new ArrayList<>();
+    java.util.Set<Boolean> aheadSides = new java.util.HashSet<>();
+    int remote = 0;
+    String largest = null;
+    Duration largestOffset = Duration.ZERO;
+    for (NodeFacts node : nodes) {
+      if (!node.reachable()) {
+        continue;
+      }
+      if (Boolean.FALSE.equals(node.readsClock())) {
+        blind.add(node.name());
+        continue;
+      }
+      if (node.clockOffset() == null || node.localClock()) {
+        continue; // failed (reported with the node) or this machine's own clock
+      }
+      remote++;
+      Duration abs = node.clockOffset().abs();
+      Duration uncertainty =
+          node.clockUncertainty() == null ? Duration.ZERO : node.clockUncertainty();
+      if (abs.compareTo(CLOCK_OFFSET_LIMIT) > 0
+          && abs.minus(uncertainty).compareTo(CLOCK_OFFSET_LIMIT) > 0) {
+        off.add(node.name() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")");
+        aheadSides.add(!node.clockOffset().isNegative());
+      }
+      if (abs.compareTo(largestOffset) >= 0) {
+        largestOffset = abs;
+        largest = node.name() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")";
+      }
+    }
+    if (!off.isEmpty()) {
+      out.add(
+          new Finding(
+              Level.WARN,
+              Topic.CLOCK,
+              "store clock not synchronised with this machine's: "
+                  + String.join(", ", off)
+                  + ". Redlock itself needs only clock rates to agree, but a clock this far off"
+                  + " will be corrected some day, and a correction that steps the clock moves"
+                  + " every expiry on that store at once (a forward step shortens every lock it"
+                  + " holds). Enable NTP (chrony, ntpd or systemd-timesyncd) on "
+                  + (off.size() == 1 ? "that host" : "those hosts")
+                  + (off.size() == remote && remote > 1 && aheadSides.size() == 1
+                      ? " (or on this machine: every store is off the same way, so this machine's"
+                          + " clock may be the one that is off)"
+                      : "")
+                  + "; steps vs slews: configure it to slew, not step, once running (chrony:"
+                  + " makestep only at boot; ntpd: -x)"));
+    } else if (remote > 0) {
+      out.add(
+          new Finding(
+              Level.OK,
+              Topic.CLOCK,
+              "store clocks are within "
+                  + Durations.format(CLOCK_OFFSET_LIMIT)
+                  + " of this machine's (largest offset: "
+                  + largest
+                  + ")"));
+    }
+    if (!blind.isEmpty()) {
+      out.add(
+          new Finding(
+              Level.INFO,
+              Topic.CLOCK,
+              "clock offset unknown (the backend does not read the store's clock): "
+                  + String.join(", ", blind)));
+    }
+  }
+
+  /** E.g. "store 30.02 s ahead ± 212 µs", "store 1.5 ms behind ± 40 µs". */
+  static String describeOffset(Duration offset, Duration uncertainty) {
+    String side = offset.isNegative() ? "behind" : "ahead";
+    return "store "
+        + Durations.format(offset.abs())
+        + " "
+        + side
+        + " ± "
+        + Durations.format(uncertainty);
   }
 
   static Level overall(List<Finding> findings) {

@@ -10,6 +10,7 @@ import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
@@ -21,7 +22,7 @@ class NodeProbeTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
   /** The reference node, optionally declaring a status report, optionally refusing every call. */
-  private static final class Node implements LockNode {
+  private static class Node implements LockNode {
     final InMemoryLockNode delegate = new InMemoryLockNode("mem://probe");
     final NodeStatus status;
     final boolean down;
@@ -98,7 +99,11 @@ class NodeProbeTest {
     assertThat(r.uptimeSeconds()).isNull();
     assertThat(r.durable()).isNull();
     assertThat(r.details()).isNull();
-    assertThat(r.clockOffset()).isNull();
+    assertThat(r.readsClock()).isFalse();
+    assertThat(r.clockOffsetMs()).isNull();
+    assertThat(r.clockOffsetUncertaintyMs()).isNull();
+    assertThat(r.clockNote()).contains("does not read the store's clock");
+    assertThat(DoctorCommand.clockText(r)).isEqualTo("n/a");
   }
 
   @Test
@@ -126,5 +131,117 @@ class NodeProbeTest {
     assertThat(r.reachable()).isFalse();
     assertThat(r.error()).isEqualTo("connection refused");
     assertThat(r.rttMedianMs()).isNull();
+  }
+
+  @Test
+  @DisplayName(
+      "measures a store clock 30 s ahead NTP-style: the offset within its uncertainty, signed")
+  void clockOffsetAhead() {
+    InMemoryLockNode ahead =
+        new InMemoryLockNode(
+            "mem://ahead",
+            io.redlock.Ticker.system(),
+            false,
+            Clock.offset(Clock.systemUTC(), Duration.ofSeconds(30)));
+
+    NodeReport r = NodeProbe.probe("mem://ahead", ahead, 1.0, TTL, 5, TIMEOUT);
+
+    assertThat(r.readsClock()).isTrue();
+    assertThat(r.clockError()).isNull();
+    assertThat(r.clockNote()).isNull();
+    assertThat(r.clockOffsetUncertaintyMs()).isNotNegative().isLessThan(1_000.0);
+    // The in-memory store answers at once: its true offset is 30 s, give or take the uncertainty
+    // and the resolution of the two wall clocks (this JVM's, 1 µs).
+    assertThat(r.clockOffsetMs())
+        .isBetween(
+            30_000.0 - r.clockOffsetUncertaintyMs() - 1,
+            30_000.0 + r.clockOffsetUncertaintyMs() + 1);
+    assertThat(DoctorCommand.clockText(r)).startsWith("+30.00 s ±");
+  }
+
+  @Test
+  @DisplayName("a store clock behind this machine's has a negative offset")
+  void clockOffsetBehind() {
+    InMemoryLockNode behind =
+        new InMemoryLockNode(
+            "mem://behind",
+            io.redlock.Ticker.system(),
+            false,
+            Clock.offset(Clock.systemUTC(), Duration.ofMillis(-1500)));
+
+    NodeReport r = NodeProbe.probe("mem://behind", behind, 1.0, TTL, 1, TIMEOUT);
+
+    assertThat(r.clockOffsetMs()).isBetween(-1_600.0, -1_400.0);
+    assertThat(DoctorCommand.clockText(r)).startsWith("-1.50 s ±");
+  }
+
+  @Test
+  @DisplayName("reads the clock at least 3 times, and the fastest read decides")
+  void clockReadsFastest() {
+    java.util.concurrent.atomic.AtomicInteger reads =
+        new java.util.concurrent.atomic.AtomicInteger();
+    InMemoryLockNode store = new InMemoryLockNode("mem://count");
+    LockNode counting =
+        new Node(null, false) {
+          @Override
+          public NodeCapabilities capabilities() {
+            return super.capabilities().withClock();
+          }
+
+          @Override
+          public Reply<java.time.Instant> serverTime() {
+            int n = reads.incrementAndGet();
+            if (n == 1) {
+              // a slow first read with a wrong answer: it must not be the one kept
+              try {
+                Thread.sleep(50);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return Reply.of(java.time.Instant.now().plusSeconds(60));
+            }
+            return store.serverTime();
+          }
+        };
+
+    NodeReport r = NodeProbe.probe("mem://count", counting, 1.0, TTL, 1, TIMEOUT);
+
+    assertThat(reads.get()).isEqualTo(NodeProbe.MIN_CLOCK_READS);
+    assertThat(r.clockOffsetMs()).isBetween(-50.0, 50.0);
+  }
+
+  @Test
+  @DisplayName("a store in this process is reported as this machine's own clock")
+  void localStore() {
+    assertThat(NodeProbe.localClock("jdbc:sqlite:/tmp/x.db?redlock.createTable=true"))
+        .contains("this machine's own clock");
+    assertThat(NodeProbe.localClock("jdbc:h2:mem:x")).contains("this machine's own clock");
+    assertThat(NodeProbe.localClock("jdbc:h2:tcp://db/x")).isNull();
+    assertThat(NodeProbe.localClock("redis://127.0.0.1:6379")).isNull();
+  }
+
+  @Test
+  @DisplayName("a failing clock read is reported as such, without failing the probe")
+  void clockReadFails() {
+    LockNode failing =
+        new Node(null, false) {
+          @Override
+          public NodeCapabilities capabilities() {
+            return super.capabilities().withClock();
+          }
+
+          @Override
+          public Reply<java.time.Instant> serverTime() {
+            return Reply.failed(new RedlockTransientException(name(), "TIME refused", null));
+          }
+        };
+
+    NodeReport r = NodeProbe.probe("mem://probe", failing, 1.0, TTL, 1, TIMEOUT);
+
+    assertThat(r.reachable()).isTrue();
+    assertThat(r.error()).isNull();
+    assertThat(r.clockOffsetMs()).isNull();
+    assertThat(r.clockError()).isEqualTo("TIME refused");
+    assertThat(DoctorCommand.clockText(r)).isEqualTo("failed");
   }
 }

@@ -279,4 +279,100 @@ class VerdictTest {
     assertThat(Verdict.quarantine(blind, null).state())
         .isEqualTo(Verdict.QuarantineState.NOT_APPLICABLE);
   }
+
+  private static NodeFacts clock(String name, long offsetMillis, long uncertaintyMillis) {
+    return up(name, 1)
+        .withClock(
+            true, Duration.ofMillis(offsetMillis), Duration.ofMillis(uncertaintyMillis), false);
+  }
+
+  @Test
+  @DisplayName(
+      "warns about a store clock 30 s ahead, naming the node, the figure and the fix, and exits 0")
+  void clockFarOff() {
+    List<NodeFacts> nodes =
+        List.of(clock("redis://a", 30_020, 1), clock("redis://b", 2, 1), clock("redis://c", -3, 1));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
+    assertThat(f)
+        .filteredOn(x -> x.topic() == Verdict.Topic.CLOCK)
+        .singleElement()
+        .satisfies(
+            x -> {
+              assertThat(x.level()).isEqualTo(Level.WARN);
+              assertThat(x.message())
+                  .contains("redis://a (store 30.02 s ahead ± 1.0 ms)")
+                  .contains("only clock rates", "Enable NTP", "slew")
+                  .doesNotContain("redis://b", "redis://c", "this machine's clock may be");
+            });
+    assertThat(DoctorCommand.exitCode(f)).as("a warning does not fail the doctor").isZero();
+  }
+
+  @Test
+  @DisplayName("is OK with store clocks within a second, and names the largest offset")
+  void clocksInStep() {
+    List<NodeFacts> nodes = List.of(clock("a", 900, 1), clock("b", -2, 1), clock("c", 5, 1));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
+    assertThat(f)
+        .anySatisfy(
+            x ->
+                assertThat(x.message())
+                    .startsWith("store clocks are within 1.00 s")
+                    .contains("a (store 900 ms ahead"));
+  }
+
+  @Test
+  @DisplayName("does not warn about an offset above a second that its uncertainty could explain")
+  void clockOffsetWithinUncertainty() {
+    List<NodeFacts> nodes = List.of(clock("slow", -1_300, 400), clock("b", 1, 1), clock("c", 1, 1));
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+
+    assertThat(f).noneSatisfy(x -> assertThat(x.level()).isEqualTo(Level.WARN));
+  }
+
+  @Test
+  @DisplayName(
+      "suspects this machine's clock when every store is off the same way, and ignores stores on"
+          + " this machine's own clock")
+  void everyStoreOff() {
+    NodeFacts local =
+        up("jdbc:sqlite:/x.db", 1)
+            .withClock(true, Duration.ofMillis(50_000), Duration.ofMillis(1), true);
+    List<NodeFacts> nodes = List.of(clock("a", -40_000, 1), clock("b", -40_003, 1), local);
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+
+    assertThat(f)
+        .anySatisfy(
+            x ->
+                assertThat(x.message())
+                    .contains("a (store 40.00 s behind", "b (store 40.00 s behind")
+                    .contains("this machine's clock may be the one that is off")
+                    .doesNotContain("sqlite"));
+  }
+
+  @Test
+  @DisplayName("notes nodes whose backend does not read the store's clock, without a warning")
+  void clockUnknown() {
+    NodeFacts blind = up("x", 1).withClock(false, null, null, false);
+    List<NodeFacts> nodes = List.of(clock("a", 1, 1), clock("b", 1, 1), blind);
+
+    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+
+    assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
+    assertThat(f)
+        .anySatisfy(
+            x -> {
+              assertThat(x.level()).isEqualTo(Level.INFO);
+              assertThat(x.message())
+                  .isEqualTo(
+                      "clock offset unknown (the backend does not read the store's clock): x");
+            });
+  }
 }

@@ -49,7 +49,11 @@ final class DefectiveNode implements LockNode {
     /** raiseFence raises the counter whoever asks, even for a released or expired key. */
     RAISE_IGNORES_TOKEN,
     /** Each client caches the first status it reads: a restart of the store goes unnoticed. */
-    STALE_STATUS
+    STALE_STATUS,
+    /** serverTime() reads microseconds since 1970 as milliseconds: a thousand times too late. */
+    CLOCK_IN_WRONG_UNITS,
+    /** serverTime() answers the first time each client read, forever. */
+    CACHED_CLOCK
   }
 
   /** The shared store: one per kit, many clients. */
@@ -101,6 +105,9 @@ final class DefectiveNode implements LockNode {
   private final String name;
   private final AtomicBoolean closed = new AtomicBoolean();
 
+  /** With {@link Defect#CACHED_CLOCK}: the first time read. */
+  private volatile java.time.Instant cachedTime;
+
   /** With {@link Defect#STALE_STATUS}: the first status read, and the local time it was read. */
   private volatile NodeStatus cachedStatus;
 
@@ -125,7 +132,28 @@ final class DefectiveNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+    return NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
+  }
+
+  @Override
+  public Reply<java.time.Instant> serverTime() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    java.time.Instant now = java.time.Instant.now();
+    if (has(Defect.CLOCK_IN_WRONG_UNITS)) {
+      long micros = Math.multiplyExact(now.getEpochSecond(), 1_000_000L) + now.getNano() / 1_000;
+      return Reply.of(java.time.Instant.ofEpochMilli(micros));
+    }
+    if (has(Defect.CACHED_CLOCK)) {
+      java.time.Instant cached = cachedTime;
+      if (cached == null) {
+        cached = now;
+        cachedTime = cached;
+      }
+      return Reply.of(cached);
+    }
+    return Reply.of(now);
   }
 
   @Override

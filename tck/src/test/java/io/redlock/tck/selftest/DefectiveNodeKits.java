@@ -135,6 +135,18 @@ final class DefectiveNodeKits {
     }
   }
 
+  static final class ClockInWrongUnits extends DefectiveKit {
+    ClockInWrongUnits() {
+      super(EnumSet.of(Defect.CLOCK_IN_WRONG_UNITS));
+    }
+  }
+
+  static final class CachedClock extends DefectiveKit {
+    CachedClock() {
+      super(EnumSet.of(Defect.CACHED_CLOCK));
+    }
+  }
+
   /** A correct store, but the unreachable node answers false instead of throwing. */
   static final class UnreachableAnswersFalse extends DefectiveKit {
     UnreachableAnswersFalse() {

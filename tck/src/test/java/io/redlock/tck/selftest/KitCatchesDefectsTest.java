@@ -36,7 +36,7 @@ class KitCatchesDefectsTest {
   private static final Set<String> R14 = Set.of("R14.1", "R14.2", "R14.3");
 
   /** What a kit without an unreachable node and without release notifications skips. */
-  private static final Set<String> SKIPPED = union(R9, R14);
+  private static final Set<String> SKIPPED = union(union(R9, R14), Set.of("R15.4"));
 
   private static Set<String> union(Set<String> a, Set<String> b) {
     Set<String> out = new TreeSet<>(a);
@@ -161,6 +161,44 @@ class KitCatchesDefectsTest {
     Map<String, String> failed = byRule(results.testEvents().failed().list());
     assertThat(failed.keySet()).contains("R14.1").isSubsetOf(Set.of("R14.1", "R14.2"));
     assertThat(failed.get("R14.1")).contains("heard none of the releases");
+  }
+
+  @Test
+  @DisplayName("a serverTime() in the wrong unit (µs read as ms) fails R15.1 and R15.2")
+  void clockInWrongUnits() {
+    Map<String, String> failed = runR15(DefectiveNodeKits.ClockInWrongUnits.class);
+    assertThat(failed.keySet()).isEqualTo(Set.of("R15.1", "R15.2"));
+    assertThat(failed.get("R15.1")).contains("check the unit", "off by");
+  }
+
+  @Test
+  @DisplayName("a serverTime() that answers a cached time fails R15.2 only")
+  void cachedClock() {
+    Map<String, String> failed = runR15(DefectiveNodeKits.CachedClock.class);
+    assertThat(failed.keySet()).isEqualTo(Set.of("R15.2"));
+    assertThat(failed.get("R15.2")).contains("time between two serverTime() reads");
+  }
+
+  /**
+   * Runs only the kit's R15 group on {@code kit}: the rules that failed, with their messages. R15.4
+   * skips (the defective kits have no unreachable node); nothing else may.
+   */
+  private static Map<String, String> runR15(Class<? extends LockNodeCompatibilityKit> kit) {
+    List<DiscoverySelector> selectors =
+        List.of(LockNodeCompatibilityKit.class.getDeclaredClasses()).stream()
+            .filter(c -> c.getSimpleName().startsWith("R15"))
+            .map(c -> (DiscoverySelector) selectNestedClass(List.of(kit), c))
+            .toList();
+    assertThat(selectors).as("the kit's R15 group").hasSize(1);
+    EngineExecutionResults results =
+        EngineTestKit.engine("junit-jupiter").selectors(selectors).execute();
+    assertThat(results.containerEvents().failed().list())
+        .as("containers that failed (kit or setup errors)")
+        .isEmpty();
+    assertThat(byRule(results.testEvents().aborted().list()).keySet())
+        .as("rules skipped for %s", kit.getSimpleName())
+        .isEqualTo(Set.of("R15.4"));
+    return byRule(results.testEvents().failed().list());
   }
 
   @Test

@@ -89,6 +89,12 @@ final class SharedStoreClient implements LockNode {
   }
 
   @Override
+  public Reply<java.time.Instant> serverTime() {
+    checkOpen();
+    return store.serverTime();
+  }
+
+  @Override
   public void close() {
     closed.set(true);
   }

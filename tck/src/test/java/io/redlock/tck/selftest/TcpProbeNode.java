@@ -70,7 +70,22 @@ final class TcpProbeNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision();
+    return NodeCapabilities.millisecondPrecision().withClock();
+  }
+
+  /** Like the lock operations: this fake store never answers, so no time is ever read. */
+  @Override
+  public Reply<java.time.Instant> serverTime() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    return Reply.supplyAsync(
+        () -> {
+          ask(); // throws, or (the ANSWERS_FALSE defect) answers nonsense
+          return java.time.Instant.EPOCH;
+        },
+        executor,
+        name);
   }
 
   @Override
