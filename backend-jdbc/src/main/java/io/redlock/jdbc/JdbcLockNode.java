@@ -2,6 +2,7 @@ package io.redlock.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.HikariPoolMXBean;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.jdbc.internal.Dialect;
 import io.redlock.jdbc.internal.EvictBrokenConnections;
@@ -19,6 +20,7 @@ import io.redlock.spi.Reply;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -27,6 +29,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 
@@ -70,19 +73,23 @@ import javax.sql.DataSource;
  * <table>_incarnation} table (in H2 a {@code NOT PERSISTENT} one, so that it changes whenever the
  * database is opened anew).
  *
- * <p>Blocking JDBC calls run on a small per-node thread pool so that the engine can ask many nodes
- * at once. The JDBC driver itself is not bundled: add the one for your database.
+ * <p>Blocking JDBC calls are queued on a small per-node thread pool so that the engine can ask many
+ * nodes at once; on PostgreSQL and MariaDB/MySQL the engine's own thread takes over a queued call
+ * when it gets to it before a worker does, bounded by its remaining wait through the connection's
+ * network timeout (a timeout then costs that connection, which the pool replaces). The JDBC driver
+ * itself is not bundled: add the one for your database.
  */
 public final class JdbcLockNode implements LockNode {
   private static final AtomicInteger POOLS = new AtomicInteger();
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus();
+      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
 
   private final String name;
   private final LockTable table;
   private final HikariDataSource ownedPool;
   private final ThreadPoolExecutor executor;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final BooleanSupplier inlineAllowed = this::inlineAllowed;
 
   private JdbcLockNode(String name, LockTable table, HikariDataSource ownedPool, int threads) {
     this.name = name;
@@ -131,7 +138,7 @@ public final class JdbcLockNode implements LockNode {
 
   /**
    * Millisecond precision on every database (SQLite's clock has no finer resolution), fencing
-   * counters and status reports.
+   * counters, status reports and reads of the database's clock.
    */
   @Override
   public NodeCapabilities capabilities() {
@@ -142,27 +149,27 @@ public final class JdbcLockNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(() -> table.acquire(key, kt[0], kt[1], checked));
+    return submit(budget -> table.acquire(key, kt[0], kt[1], checked, budget));
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
-    return submit(() -> table.release(kt[0], kt[1]));
+    return submit(budget -> table.release(kt[0], kt[1], budget));
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(() -> table.extend(kt[0], kt[1], checked));
+    return submit(budget -> table.extend(kt[0], kt[1], checked, budget));
   }
 
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(() -> table.acquireFenced(key, kt[0], kt[1], checked));
+    return submit(budget -> table.acquireFenced(key, kt[0], kt[1], checked, budget));
   }
 
   @Override
@@ -172,13 +179,26 @@ public final class JdbcLockNode implements LockNode {
       throw new IllegalArgumentException(
           "atLeast must be a positive fencing counter, got " + atLeast);
     }
-    return submit(() -> table.raiseFence(kt[0], kt[1], atLeast));
+    return submit(budget -> table.raiseFence(kt[0], kt[1], atLeast, budget));
   }
 
   @Override
   public Reply<NodeStatus> status() {
     requireOpen();
     return submit(table::status);
+  }
+
+  /**
+   * The database's clock, read afresh by one statement on the node's worker pool: PostgreSQL {@code
+   * clock_timestamp()}, MariaDB/MySQL {@code UTC_TIMESTAMP(6)} (both 1 µs), H2 {@code
+   * CURRENT_TIMESTAMP(9)} (the clock of the JVM running the database), SQLite {@code
+   * julianday('now')} (1 ms; always this machine's clock, read by the SQLite library in this
+   * process). A true instant whatever the session's time zone. For diagnostics only.
+   */
+  @Override
+  public Reply<Instant> serverTime() {
+    requireOpen();
+    return submit(table::serverTime);
   }
 
   /**
@@ -191,6 +211,25 @@ public final class JdbcLockNode implements LockNode {
 
   private <T> Reply<T> submit(Supplier<T> operation) {
     return Reply.supplyAsync(operation, executor, name);
+  }
+
+  /**
+   * A lock operation: queued on the worker pool, but run by the engine's own thread if it awaits
+   * the reply first (saving two thread hops), when that thread can be bounded by its remaining
+   * wait: on a database whose statements a network timeout bounds, with a connection idle in the
+   * built-in pool (so that borrowing one does not wait).
+   */
+  private <T> Reply<T> submit(Reply.Budgeted<T> operation) {
+    return Reply.supplyAsyncOrInline(operation, inlineAllowed, executor, name);
+  }
+
+  private boolean inlineAllowed() {
+    HikariDataSource pool = ownedPool;
+    if (pool == null || !table.boundsInlineCalls()) {
+      return false;
+    }
+    HikariPoolMXBean stats = pool.getHikariPoolMXBean();
+    return stats != null && stats.getIdleConnections() > 0;
   }
 
   private void requireOpen() {

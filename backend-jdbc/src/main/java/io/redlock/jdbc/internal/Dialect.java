@@ -72,6 +72,16 @@ public abstract class Dialect {
   /** The dialect's name for messages. */
   public abstract String name();
 
+  /**
+   * Whether a statement can be bounded in milliseconds with {@link
+   * java.sql.Connection#setNetworkTimeout} (a server across a socket whose driver honours it), so
+   * that the thread awaiting a reply may run the statement itself. False for embedded databases,
+   * whose statements can wait on file locks without any such bound.
+   */
+  public boolean boundsStatementsByNetworkTimeout() {
+    return false;
+  }
+
   /** The statements that create the table if it does not exist (safe to run concurrently). */
   public abstract List<String> createTable(TableName table);
 
@@ -141,6 +151,13 @@ public abstract class Dialect {
   public Optional<String> raiseFenceRecheck(TableName table) {
     return Optional.empty();
   }
+
+  /**
+   * A query answering one row with one integer column: the database's current time, in microseconds
+   * since 1970-01-01 00:00 UTC, from the clock its expiries use, read anew by this statement and
+   * independent of the session's time zone.
+   */
+  public abstract String serverTimeMicros();
 
   /** Reads a live key: token and remaining microseconds on the server's clock. */
   public abstract String inspect(TableName table);

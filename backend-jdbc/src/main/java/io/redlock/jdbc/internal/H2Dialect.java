@@ -21,7 +21,9 @@ final class H2Dialect extends Dialect {
   private static final String NOW = "CURRENT_TIMESTAMP(9)";
   private static final String LIVE = "expires_at > " + NOW;
   private static final String EPOCH = "TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00'";
-  private static final String MICROS = "DATEDIFF(MICROSECOND, " + EPOCH + ", " + NOW + ")";
+  // EXTRACT(EPOCH ..) of a TIMESTAMP WITH TIME ZONE is a true instant; DATEDIFF from a 1970 literal
+  // was off by the session's UTC offset (13 h at UTC+13), which could lower the fencing floor
+  private static final String MICROS = "CAST(EXTRACT(EPOCH FROM " + NOW + ") * 1000000 AS BIGINT)";
 
   @Override
   public String name() {
@@ -125,6 +127,16 @@ final class H2Dialect extends Dialect {
         + table
         + " SET fence = GREATEST(fence, CAST(? AS BIGINT)) WHERE key_hash = ? AND token = ? AND "
         + LIVE;
+  }
+
+  /**
+   * {@code EXTRACT(EPOCH FROM CURRENT_TIMESTAMP(9))} in microseconds: seconds since 1970 UTC, a
+   * true instant whatever the session's {@code TIME ZONE}. (Not {@code DATEDIFF} from the epoch: H2
+   * 2.x takes that difference on the local fields, so a session at UTC+13 reads 13 hours late.)
+   */
+  @Override
+  public String serverTimeMicros() {
+    return "SELECT " + MICROS;
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.AcquireResult;
@@ -11,12 +12,14 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 
 /**
  * The lock table of one node: checks (or creates) the table on first use, then runs each operation
  * on a connection borrowed for that operation only, as one statement where the dialect allows it.
- * Blocking; the node calls it from its worker threads.
+ * Blocking; the node calls it from its worker threads, or from the thread awaiting a reply with a
+ * time budget (see {@link #boundsInlineCalls}).
  *
  * <p>A table created by an earlier version has no {@code fence} column. Plain locks keep working on
  * it; the node adds the column when it may create tables, and otherwise fencing calls fail with the
@@ -31,6 +34,9 @@ public final class LockTable {
   private interface Work<T> {
     T run(Connection c, Dialect d) throws SQLException;
   }
+
+  /** Network timeouts are enforced on the socket; the executor is only a formality. */
+  private static final Executor DIRECT = Runnable::run;
 
   private final DataSource dataSource;
   private final String node;
@@ -67,10 +73,12 @@ public final class LockTable {
   }
 
   /** Conditional insert with expiry on the server's clock. */
-  public AcquireResult acquire(String key, byte[] keyBytes, byte[] token, Duration ttl) {
+  public AcquireResult acquire(
+      String key, byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "tryAcquire",
+        budget,
         (c, d) -> {
           try (PreparedStatement ps = prepare(c, d.acquire(table))) {
             ps.setBytes(1, hash);
@@ -96,10 +104,12 @@ public final class LockTable {
    * Conditional insert with expiry that also raises the key's fencing counter, atomically with it
    * (one statement on every dialect), and returns the new counter.
    */
-  public AcquireResult acquireFenced(String key, byte[] keyBytes, byte[] token, Duration ttl) {
+  public AcquireResult acquireFenced(
+      String key, byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "tryAcquireFenced",
+        budget,
         (c, d) -> {
           requireFenceColumn(c, d);
           boolean returnsFence = d.fencedAcquireReturnsFence();
@@ -162,10 +172,11 @@ public final class LockTable {
    * counter is set, the second finds the same row with the same token, unless it expired in
    * between, when false is the right answer anyway.
    */
-  public boolean release(byte[] keyBytes, byte[] token) {
+  public boolean release(byte[] keyBytes, byte[] token, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "release",
+        budget,
         (c, d) -> {
           boolean fence = fenceColumn;
           try (PreparedStatement ps = prepare(c, d.release(table, fence))) {
@@ -198,10 +209,11 @@ public final class LockTable {
    * If the key is live and holds the token, raises its fencing counter to at least {@code atLeast}:
    * true if it did (or the counter was already that high).
    */
-  public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast) {
+  public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "raiseFence",
+        budget,
         (c, d) -> {
           requireFenceColumn(c, d);
           try (PreparedStatement ps = prepare(c, d.raiseFence(table))) {
@@ -230,15 +242,37 @@ public final class LockTable {
   public NodeStatus status() {
     return run(
         "status",
+        null,
         (c, d) ->
             d.status(c, new Dialect.StatusContext(node, table, queryTimeoutSeconds, createTable)));
   }
 
+  /**
+   * The database's clock, read by one statement ({@link Dialect#serverTimeMicros}) on every call.
+   */
+  public java.time.Instant serverTime() {
+    return run(
+        "serverTime",
+        null,
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.serverTimeMicros());
+              ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+              throw new SQLException("the clock query returned no row: " + d.serverTimeMicros());
+            }
+            long micros = rs.getLong(1);
+            return java.time.Instant.ofEpochSecond(
+                Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+          }
+        });
+  }
+
   /** Compare-and-extend: true if the key held this token, had not expired, and was moved. */
-  public boolean extend(byte[] keyBytes, byte[] token, Duration ttl) {
+  public boolean extend(byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "extend",
+        budget,
         (c, d) -> {
           try (PreparedStatement ps = prepare(c, d.extend(table))) {
             ps.setLong(1, d.ttlUnits(ttl));
@@ -254,6 +288,7 @@ public final class LockTable {
     byte[] hash = KeyCodec.hash(KeyCodec.encode(key));
     return run(
         "inspect",
+        null,
         (c, d) -> {
           try (PreparedStatement ps = prepare(c, d.inspect(table))) {
             ps.setBytes(1, hash);
@@ -355,11 +390,36 @@ public final class LockTable {
     }
   }
 
-  private <T> T run(String operation, Work<T> work) {
+  /**
+   * Whether the thread awaiting a reply may run this table's statements itself: once the database
+   * is known and its driver bounds a statement by a network timeout (see {@link
+   * Dialect#boundsStatementsByNetworkTimeout}).
+   */
+  public boolean boundsInlineCalls() {
+    Dialect d = dialect;
+    return d != null && d.boundsStatementsByNetworkTimeout();
+  }
+
+  /**
+   * Runs one operation on a borrowed connection.
+   *
+   * @param budget null on a worker thread; else the time left to the thread awaiting the reply,
+   *     which bounds every read from the database (network timeout) and is reported as a {@link
+   *     NodeTimeoutException} when it runs out
+   */
+  private <T> T run(String operation, Duration budget, Work<T> work) {
     Dialect d = ready();
     try {
-      return withConnection(c -> work.run(c, d));
+      if (budget == null) {
+        return withConnection(c -> work.run(c, d));
+      }
+      return withConnection(c -> bounded(c, budget, cc -> work.run(cc, d)));
     } catch (SQLException e) {
+      if (budget != null && SqlErrors.isReadTimeout(e)) {
+        // the connection is broken now (the pool evicts it); whether the statement took effect is
+        // unknown, as with any timed-out call: the engine releases the key if it is not kept
+        throw new NodeTimeoutException(node, budget);
+      }
       SqlErrors.Kind kind = SqlErrors.classify(e);
       if (kind == SqlErrors.Kind.MISSING_TABLE || kind == SqlErrors.Kind.MISSING_COLUMN) {
         dialect = null; // changed behind our back: check (and maybe create) again next time
@@ -388,6 +448,23 @@ public final class LockTable {
         if (manual) {
           c.setAutoCommit(false);
         }
+      }
+    }
+  }
+
+  /** Runs work with the connection's network timeout set to the budget, then restores it. */
+  private static <T> T bounded(Connection c, Duration budget, ConnectionWork<T> work)
+      throws SQLException {
+    long millis = Math.max(1, (budget.toNanos() + 999_999) / 1_000_000);
+    int before = c.getNetworkTimeout();
+    c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, millis));
+    try {
+      return work.run(c);
+    } finally {
+      try {
+        c.setNetworkTimeout(DIRECT, before);
+      } catch (SQLException e) {
+        // the timeout broke the connection: nothing to restore, the pool drops it
       }
     }
   }

@@ -37,6 +37,11 @@ final class MariaDbDialect extends Dialect {
   }
 
   @Override
+  public boolean boundsStatementsByNetworkTimeout() {
+    return true;
+  }
+
+  @Override
   public String name() {
     return mysql ? "MySQL" : "MariaDB";
   }
@@ -184,6 +189,16 @@ final class MariaDbDialect extends Dialect {
             + " WHERE key_hash = ? AND token = ? AND "
             + LIVE
             + " AND fence >= ?");
+  }
+
+  /**
+   * {@code UTC_TIMESTAMP(6)}, the clock expiries use, as microseconds after 1970-01-01 00:00: both
+   * sides are UTC datetimes, so neither the session's {@code time_zone} nor DST can shift it (which
+   * {@code UNIX_TIMESTAMP(SYSDATE(6))} would, in the hour a DST change repeats).
+   */
+  @Override
+  public String serverTimeMicros() {
+    return "SELECT " + MICROS;
   }
 
   @Override

@@ -24,6 +24,11 @@ final class PostgresDialect extends Dialect {
   private static final String RELEASED = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
 
   @Override
+  public boolean boundsStatementsByNetworkTimeout() {
+    return true;
+  }
+
+  @Override
   public String name() {
     return "PostgreSQL";
   }
@@ -120,6 +125,12 @@ final class PostgresDialect extends Dialect {
         + table
         + " SET fence = GREATEST(fence, ?) WHERE key_hash = ? AND token = ? AND expires_at > "
         + NOW;
+  }
+
+  /** {@code clock_timestamp()} as Unix microseconds (an epoch of a timestamptz is zone-free). */
+  @Override
+  public String serverTimeMicros() {
+    return "SELECT " + MICROS;
   }
 
   @Override

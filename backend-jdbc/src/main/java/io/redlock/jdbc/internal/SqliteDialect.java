@@ -114,6 +114,15 @@ final class SqliteDialect extends Dialect {
         + LIVE;
   }
 
+  /**
+   * {@code julianday('now')} as Unix milliseconds, times 1000: this process's reading of the
+   * machine's clock, in UTC (SQLite's {@code 'now'} has no time zone).
+   */
+  @Override
+  public String serverTimeMicros() {
+    return "SELECT " + NOW + " * 1000";
+  }
+
   @Override
   public String inspect(TableName table) {
     return "SELECT token, (expires_at - "

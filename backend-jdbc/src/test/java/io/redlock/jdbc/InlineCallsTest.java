@@ -1,0 +1,96 @@
+package io.redlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.Reply;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * On PostgreSQL and MariaDB the thread that awaits a reply may run the queued statement itself; its
+ * remaining wait then bounds the statement through the connection's network timeout.
+ */
+@DisplayName("JDBC calls run by the awaiting thread")
+class InlineCallsTest {
+  private static final Duration TTL = Duration.ofSeconds(30);
+  private static final Duration WAIT = Duration.ofSeconds(15);
+
+  private static String url(String database) {
+    return switch (database) {
+      case "postgresql" -> TestDatabases.postgres().jdbcUrl();
+      case "mariadb" -> TestDatabases.mariadb().jdbcUrl();
+      default -> throw new IllegalArgumentException(database);
+    };
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgresql", "mariadb"})
+  @DisplayName("a statement stuck behind a row lock stops at the awaiting thread's wait")
+  void boundedByTheWait(String database) throws Exception {
+    String url = url(database);
+    String table = TestDatabases.uniqueTable("inline");
+    try (JdbcLockNode node =
+            JdbcLockNode.builder(url)
+                .table(table)
+                .createTable(true)
+                .queryTimeout(Duration.ofSeconds(30))
+                .build();
+        Connection blocker = DriverManager.getConnection(url)) {
+      // the first call learns the database (only then may calls run inline)
+      assertThat(node.tryAcquire("k", "holder", TTL).await(WAIT).acquired()).isTrue();
+      blocker.setAutoCommit(false);
+      try (Statement s = blocker.createStatement()) {
+        s.executeQuery("SELECT * FROM " + table + " FOR UPDATE").close();
+      }
+
+      Reply<AcquireResult> reply = node.tryAcquire("k", "contender", TTL);
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> reply.await(Duration.ofMillis(400)))
+          .isInstanceOf(NodeTimeoutException.class)
+          .hasMessageContaining(node.name());
+      Duration took = Duration.ofNanos(System.nanoTime() - start);
+      // far below the 30 s statement timeout: the wait bounded the call
+      assertThat(took).isLessThan(Duration.ofSeconds(10));
+      blocker.rollback();
+
+      // the node carries on (a connection broken by the timeout is replaced)
+      assertThat(node.release("k", "holder").await(WAIT)).isTrue();
+      Reply<AcquireResult> again = node.tryAcquire("k", "next", TTL);
+      assertThat(again.await(WAIT).acquired()).isTrue();
+      assertThat(node.release("k", "next").await(WAIT)).isTrue();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgresql", "mariadb"})
+  @DisplayName("calls awaited at once run on the awaiting thread and answer correctly")
+  void answersInline(String database) {
+    String url = url(database);
+    String table = TestDatabases.uniqueTable("inline");
+    try (JdbcLockNode node = JdbcLockNode.builder(url).table(table).createTable(true).build()) {
+      assertThat(node.tryAcquire("warm", "w", TTL).await(WAIT).acquired()).isTrue();
+      int inline = 0;
+      for (int i = 0; i < 50; i++) {
+        Reply<AcquireResult> acquire = node.tryAcquire("key-" + i, "t" + i, TTL);
+        if (acquire.runsOnAwait()) {
+          inline++;
+        }
+        assertThat(acquire.await(WAIT).acquired()).isTrue();
+        assertThat(node.tryAcquire("key-" + i, "other", TTL).await(WAIT).acquired()).isFalse();
+        assertThat(node.extend("key-" + i, "t" + i, TTL).await(WAIT)).isTrue();
+        assertThat(node.release("key-" + i, "other").await(WAIT)).isFalse();
+        assertThat(node.release("key-" + i, "t" + i).await(WAIT)).isTrue();
+      }
+      // a worker may win a race now and then, but the awaiting thread is offered the calls
+      assertThat(inline).isPositive();
+    }
+  }
+}
