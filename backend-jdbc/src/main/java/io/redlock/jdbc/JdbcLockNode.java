@@ -3,6 +3,7 @@ package io.redlock.jdbc;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
+import com.zaxxer.hikari.pool.HikariPool;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.jdbc.internal.Dialect;
 import io.redlock.jdbc.internal.EvictBrokenConnections;
@@ -74,10 +75,15 @@ import javax.sql.DataSource;
  * database is opened anew).
  *
  * <p>Blocking JDBC calls are queued on a small per-node thread pool so that the engine can ask many
- * nodes at once; on PostgreSQL and MariaDB/MySQL the engine's own thread takes over a queued call
- * when it gets to it before a worker does, bounded by its remaining wait through the connection's
- * network timeout (a timeout then costs that connection, which the pool replaces). The JDBC driver
- * itself is not bundled: add the one for your database.
+ * nodes at once. On PostgreSQL and MariaDB/MySQL with the built-in pool, the engine's own thread
+ * takes over a queued call when it gets to it before a worker does (saving two thread hops), within
+ * its remaining wait: the borrow from the pool waits at most that long, and the connection's
+ * network timeout bounds every read. Two limits: a connection that sat idle for over 500 ms is
+ * validated by HikariCP first, which can take up to the pool's validation timeout (half the
+ * connection timeout, 1 s by default) if the database has just stalled; and a node whose last call
+ * failed runs on its workers only until a call succeeds again, so a stalled database holds up the
+ * engine's thread at most once. A read timeout costs that connection, which the pool replaces. The
+ * JDBC driver itself is not bundled: add the one for your database.
  */
 public final class JdbcLockNode implements LockNode {
   private static final AtomicInteger POOLS = new AtomicInteger();
@@ -215,9 +221,9 @@ public final class JdbcLockNode implements LockNode {
 
   /**
    * A lock operation: queued on the worker pool, but run by the engine's own thread if it awaits
-   * the reply first (saving two thread hops), when that thread can be bounded by its remaining
-   * wait: on a database whose statements a network timeout bounds, with a connection idle in the
-   * built-in pool (so that borrowing one does not wait).
+   * the reply first (saving two thread hops), within that thread's remaining wait (see the class
+   * comment): on a database whose statements a network timeout bounds, through the built-in pool,
+   * while the node's last call succeeded and a connection is idle.
    */
   private <T> Reply<T> submit(Reply.Budgeted<T> operation) {
     return Reply.supplyAsyncOrInline(operation, inlineAllowed, executor, name);
@@ -408,6 +414,8 @@ public final class JdbcLockNode implements LockNode {
       HikariDataSource pool = new HikariDataSource(poolConfig(subprotocol));
       LockTable t =
           new LockTable(pool, n, table, createTable, queryTimeout, Dialect.forProduct(subprotocol));
+      // HikariPool's own borrow takes a time limit per call (the DataSource's uses the pool's)
+      t.allowInlineCalls(millis -> ((HikariPool) pool.getHikariPoolMXBean()).getConnection(millis));
       return new JdbcLockNode(n, t, pool, poolSize);
     }
 

@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
@@ -46,6 +47,16 @@ public final class LockTable {
   private final Dialect expected;
   private volatile Dialect dialect;
   private volatile boolean fenceColumn;
+
+  /** How inline calls borrow a connection within a time budget; null: no inline calls. */
+  private volatile BoundedBorrow boundedBorrow;
+
+  /**
+   * False after any call failed (a timeout included), true again after one succeeded: a node that
+   * has just failed answers on its workers only, so that a stalled database cannot hold up the
+   * engine's thread call after call.
+   */
+  private volatile boolean healthy = true;
 
   /**
    * @param dataSource where connections come from
@@ -397,7 +408,23 @@ public final class LockTable {
    */
   public boolean boundsInlineCalls() {
     Dialect d = dialect;
-    return d != null && d.boundsStatementsByNetworkTimeout();
+    return healthy && boundedBorrow != null && d != null && d.boundsStatementsByNetworkTimeout();
+  }
+
+  /** Borrows a connection from a pool, waiting at most the given milliseconds. */
+  @FunctionalInterface
+  public interface BoundedBorrow {
+    /** A connection, or an exception once {@code millis} have passed without one. */
+    Connection borrow(long millis) throws SQLException;
+  }
+
+  /**
+   * Lets the thread awaiting a reply run this table's statements itself, borrowing connections
+   * through {@code borrow} within its remaining wait. Without it (a caller's DataSource, whose
+   * borrowing cannot be bounded) every call runs on the node's workers.
+   */
+  public void allowInlineCalls(BoundedBorrow borrow) {
+    this.boundedBorrow = borrow;
   }
 
   /**
@@ -410,14 +437,23 @@ public final class LockTable {
   private <T> T run(String operation, Duration budget, Work<T> work) {
     Dialect d = ready();
     try {
-      if (budget == null) {
-        return withConnection(c -> work.run(c, d));
+      T result =
+          budget == null
+              ? withConnection(c -> work.run(c, d))
+              : inline(budget, c -> work.run(c, d));
+      if (!healthy) {
+        healthy = true;
       }
-      return withConnection(c -> bounded(c, budget, cc -> work.run(cc, d)));
+      return result;
+    } catch (RuntimeException e) {
+      healthy = false;
+      throw e;
     } catch (SQLException e) {
+      healthy = false;
       if (budget != null && SqlErrors.isReadTimeout(e)) {
         // the connection is broken now (the pool evicts it); whether the statement took effect is
-        // unknown, as with any timed-out call: the engine releases the key if it is not kept
+        // unknown, as with any timed-out call; the engine's release of a failed attempt, or of the
+        // lease, deletes the key if it was set, else it expires with its TTL
         throw new NodeTimeoutException(node, budget);
       }
       SqlErrors.Kind kind = SqlErrors.classify(e);
@@ -431,6 +467,32 @@ public final class LockTable {
   @FunctionalInterface
   private interface ConnectionWork<T> {
     T run(Connection c) throws SQLException;
+  }
+
+  /**
+   * Runs work on the awaiting thread within {@code budget}: the borrow waits at most the budget
+   * (plus, in the worst case, one validation of a connection that sat idle, which HikariCP bounds
+   * by its validation timeout), and every read of the statement at most what is left of it.
+   */
+  private <T> T inline(Duration budget, ConnectionWork<T> work) throws SQLException {
+    long deadline = System.nanoTime() + budget.toNanos();
+    Connection borrowed;
+    try {
+      borrowed = boundedBorrow.borrow(ceilMillis(budget.toNanos()));
+    } catch (SQLTransientConnectionException e) {
+      throw new NodeTimeoutException(node, budget); // no connection in time
+    }
+    try (Connection c = borrowed) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new NodeTimeoutException(node, budget);
+      }
+      return bounded(c, left, work);
+    }
+  }
+
+  private static long ceilMillis(long nanos) {
+    return Math.max(1, (nanos + 999_999) / 1_000_000);
   }
 
   /** Borrows a connection for one unit of work, in auto-commit mode, and returns it at once. */
@@ -453,9 +515,9 @@ public final class LockTable {
   }
 
   /** Runs work with the connection's network timeout set to the budget, then restores it. */
-  private static <T> T bounded(Connection c, Duration budget, ConnectionWork<T> work)
+  private static <T> T bounded(Connection c, long budgetNanos, ConnectionWork<T> work)
       throws SQLException {
-    long millis = Math.max(1, (budget.toNanos() + 999_999) / 1_000_000);
+    long millis = ceilMillis(budgetNanos);
     int before = c.getNetworkTimeout();
     c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, millis));
     try {
