@@ -10,6 +10,7 @@ import io.redlock.jdbc.internal.EvictBrokenConnections;
 import io.redlock.jdbc.internal.JdbcOptions;
 import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.LockTable;
+import io.redlock.jdbc.internal.PgReleaseNotifications;
 import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
@@ -17,7 +18,9 @@ import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -95,10 +98,23 @@ public final class JdbcLockNode implements LockNode {
   private final HikariDataSource ownedPool;
   private final ThreadPoolExecutor executor;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final NodeCapabilities capabilities;
+
+  /** PostgreSQL's LISTEN/NOTIFY for nodes built from a URL; null otherwise. */
+  private final PgReleaseNotifications notifications;
+
   private final BooleanSupplier inlineAllowed = this::inlineAllowed;
 
-  private JdbcLockNode(String name, LockTable table, HikariDataSource ownedPool, int threads) {
+  private JdbcLockNode(
+      String name,
+      LockTable table,
+      HikariDataSource ownedPool,
+      int threads,
+      PgReleaseNotifications notifications) {
     this.name = name;
+    this.notifications = notifications;
+    this.capabilities =
+        notifications == null ? CAPABILITIES : CAPABILITIES.withReleaseNotifications();
     this.table = table;
     this.ownedPool = ownedPool;
     int serial = POOLS.incrementAndGet();
@@ -144,11 +160,30 @@ public final class JdbcLockNode implements LockNode {
 
   /**
    * Millisecond precision on every database (SQLite's clock has no finer resolution), fencing
-   * counters, status reports and reads of the database's clock.
+   * counters, status reports and reads of the database's clock; on PostgreSQL nodes built from a
+   * URL also release notifications ({@link #onRelease}).
    */
   @Override
   public NodeCapabilities capabilities() {
-    return CAPABILITIES;
+    return capabilities;
+  }
+
+  /**
+   * PostgreSQL nodes built from a URL only: calls {@code listener} when {@code key} is released
+   * through any node of this library on the same database and table. Every release statement
+   * notifies the table's channel ({@code pg_notify}, delivered when it commits); the node LISTENs
+   * on a connection of its own, opened on first use and opened again after it breaks (listeners are
+   * then all called once, since releases may have been missed). Expiries are not reported.
+   */
+  @Override
+  public ReleaseSubscription onRelease(String key, Runnable listener) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    if (notifications == null) {
+      return LockNode.super.onRelease(key, listener);
+    }
+    return notifications.register(
+        KeyCodec.hash(KeyCodec.requireStorable("lock key", key)), listener);
   }
 
   @Override
@@ -269,6 +304,9 @@ public final class JdbcLockNode implements LockNode {
       Thread.currentThread().interrupt();
     }
     executor.shutdownNow();
+    if (notifications != null) {
+      notifications.close();
+    }
     if (ownedPool != null) {
       ownedPool.close();
     }
@@ -406,7 +444,7 @@ public final class JdbcLockNode implements LockNode {
         String n =
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
         LockTable t = new LockTable(dataSource, n, table, createTable, queryTimeout, null);
-        return new JdbcLockNode(n, t, null, poolSize);
+        return new JdbcLockNode(n, t, null, poolSize, null);
       }
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
@@ -416,7 +454,31 @@ public final class JdbcLockNode implements LockNode {
           new LockTable(pool, n, table, createTable, queryTimeout, Dialect.forProduct(subprotocol));
       // HikariPool's own borrow takes a time limit per call (the DataSource's uses the pool's)
       t.allowInlineCalls(millis -> ((HikariPool) pool.getHikariPoolMXBean()).getConnection(millis));
-      return new JdbcLockNode(n, t, pool, poolSize);
+      PgReleaseNotifications notifications =
+          subprotocol.equals("postgresql")
+              ? new PgReleaseNotifications(n, this::openListener, table)
+              : null;
+      return new JdbcLockNode(n, t, pool, poolSize, notifications);
+    }
+
+    /**
+     * A connection of its own for LISTEN: the URL's settings, the builder's connect timeout, and
+     * TCP keepalive so that a dead path is noticed even while no notification comes.
+     */
+    private Connection openListener() throws SQLException {
+      java.util.Properties properties = new java.util.Properties();
+      if (!options.driverSets("connectTimeout")) {
+        properties.setProperty(
+            "connectTimeout",
+            Long.toString(Math.max(1, (connectionTimeout.toMillis() + 999) / 1000)));
+      }
+      if (!options.driverSets("tcpKeepAlive")) {
+        properties.setProperty("tcpKeepAlive", "true");
+      }
+      if (!options.driverSets("ApplicationName")) {
+        properties.setProperty("ApplicationName", "redlock-release-listener");
+      }
+      return DriverManager.getConnection(options.driverUrl(), properties);
     }
 
     private HikariConfig poolConfig(String subprotocol) {

@@ -85,17 +85,23 @@ final class PostgresDialect extends Dialect {
    */
   @Override
   public String release(TableName table, boolean fenceColumn) {
+    // Every release also notifies the table's channel with the key's hash (delivered at commit to
+    // the nodes that LISTEN: see PgReleaseNotifications); an expiry notifies no one.
+    String notify = "pg_notify('" + releaseChannel(table) + "', encode(r.k, 'hex'))";
     if (!fenceColumn) {
-      return "DELETE FROM "
+      return "WITH r AS (DELETE FROM "
           + table
-          + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
-          + NOW;
+          + " WHERE key_hash = ? AND token = ? RETURNING key_hash AS k, expires_at > "
+          + NOW
+          + " AS live) SELECT r.live, "
+          + notify
+          + " FROM r";
     }
     return "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
         + " d AS (DELETE FROM "
         + table
         + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
-        + " RETURNING l.expires_at > "
+        + " RETURNING l.key_hash AS k, l.expires_at > "
         + NOW
         + " AS live),"
         + " u AS (UPDATE "
@@ -105,8 +111,22 @@ final class PostgresDialect extends Dialect {
         + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
         + " AND l.expires_at > "
         + NOW
-        + " RETURNING TRUE AS live)"
-        + " SELECT live FROM d UNION ALL SELECT live FROM u";
+        + " RETURNING l.key_hash AS k, TRUE AS live),"
+        + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
+        + " SELECT r.live, "
+        + notify
+        + " FROM r";
+  }
+
+  /**
+   * The channel on which a table's releases are notified: {@code redlock:} and the table's name,
+   * cut to PostgreSQL's 63-byte limit for channel names (tables whose names share such a prefix
+   * share a channel; a listener ignores keys it does not wait for). Table names are plain
+   * identifiers, so the result is safe inside a SQL string literal.
+   */
+  static String releaseChannel(TableName table) {
+    String channel = "redlock:" + table;
+    return channel.length() > 63 ? channel.substring(0, 63) : channel;
   }
 
   @Override

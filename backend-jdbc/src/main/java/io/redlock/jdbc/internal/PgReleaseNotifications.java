@@ -1,0 +1,219 @@
+package io.redlock.jdbc.internal;
+
+import io.redlock.spi.ReleaseSubscription;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Release notifications of one PostgreSQL node: the release statement of this library calls {@code
+ * pg_notify} on the table's channel with the released key's hash (see {@code
+ * PostgresDialect.releaseChannel}); this class keeps one connection of its own that {@code LISTEN}s
+ * on that channel, on a daemon thread started when the first listener registers, and calls the
+ * listeners of each released key. A lost connection is opened again after a pause that doubles up
+ * to {@link #MAX_BACKOFF}; after every (re)subscription all listeners are called, since releases
+ * may have been missed meanwhile.
+ *
+ * <p>PostgreSQL delivers a notification when the releasing transaction commits (each release is its
+ * own transaction), to every listening session; expiries are not reported.
+ */
+public final class PgReleaseNotifications implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(PgReleaseNotifications.class);
+  private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
+  static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
+
+  /** How long one wait for notifications lasts before the loop checks whether it was closed. */
+  private static final int POLL_MILLIS = 500;
+
+  /** Opens a new connection to the node's database (not from the lock pool). */
+  @FunctionalInterface
+  public interface Opener {
+    /** A new connection; the listener owns and closes it. */
+    Connection open() throws SQLException;
+  }
+
+  private final String name;
+  private final Opener opener;
+  private final String channel;
+
+  /** Listeners by key hash (lower-case hex); each registration is its own Runnable. */
+  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+
+  private final AtomicBoolean started = new AtomicBoolean();
+  private volatile boolean closed;
+  private volatile Connection connection;
+  private volatile Thread thread;
+  private volatile boolean subscribed;
+
+  /**
+   * @param name the node's redacted name, for logs
+   * @param opener opens the listening connection
+   * @param table the lock table, whose channel this listens on
+   */
+  public PgReleaseNotifications(String name, Opener opener, TableName table) {
+    this.name = name;
+    this.opener = opener;
+    this.channel = PostgresDialect.releaseChannel(table);
+  }
+
+  /** The payload the release statement sends for a key hash: the hash in lower-case hex. */
+  static String payload(byte[] keyHash) {
+    return HexFormat.of().formatHex(keyHash);
+  }
+
+  /**
+   * Registers {@code listener} for a key (by its hash); starts the listener thread on first use.
+   */
+  public ReleaseSubscription register(byte[] keyHash, Runnable listener) {
+    Objects.requireNonNull(listener, "listener");
+    String key = payload(keyHash);
+    Runnable mine = listener::run; // a fresh identity per registration
+    listeners.compute(
+        key,
+        (k, set) -> {
+          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
+          out.add(mine);
+          return out;
+        });
+    if (started.compareAndSet(false, true)) {
+      Thread t =
+          new Thread(this::run, "redlock-pg-notify-" + THREADS.incrementAndGet() + " " + name);
+      t.setDaemon(true);
+      thread = t;
+      t.start();
+    }
+    AtomicBoolean done = new AtomicBoolean();
+    return () -> {
+      if (done.compareAndSet(false, true)) {
+        listeners.computeIfPresent(
+            key,
+            (k, set) -> {
+              set.remove(mine);
+              return set.isEmpty() ? null : set;
+            });
+      }
+    };
+  }
+
+  /** True while the listening connection is listening (for tests). */
+  public boolean subscribed() {
+    return subscribed;
+  }
+
+  private void run() {
+    long backoffNanos = MIN_BACKOFF.toNanos();
+    int failures = 0;
+    while (!closed) {
+      Connection c = null;
+      try {
+        c = opener.open();
+        connection = c;
+        if (closed) {
+          break;
+        }
+        c.setAutoCommit(true);
+        try (Statement s = c.createStatement()) {
+          s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
+        }
+        PGConnection pg = c.unwrap(PGConnection.class);
+        subscribed = true;
+        failures = 0;
+        backoffNanos = MIN_BACKOFF.toNanos();
+        callEveryone(); // releases while not listening were missed: a spurious wakeup is cheap
+        while (!closed) {
+          PGNotification[] received = pg.getNotifications(POLL_MILLIS);
+          if (received != null) {
+            for (PGNotification n : received) {
+              notifyListeners(n.getParameter());
+            }
+          }
+        }
+      } catch (SQLException | RuntimeException e) {
+        if (closed) {
+          break;
+        }
+        failures++;
+        // Once at debug per outage: the engine polls meanwhile, so this is not an error.
+        if (failures == 1) {
+          log.debug(
+              "{}: release notifications interrupted ({}); listening again",
+              name,
+              e.getClass().getSimpleName());
+        }
+      } finally {
+        subscribed = false;
+        connection = null;
+        closeQuietly(c);
+      }
+      if (closed) {
+        break;
+      }
+      try {
+        TimeUnit.NANOSECONDS.sleep(backoffNanos);
+      } catch (InterruptedException e) {
+        break; // close() interrupts the pause
+      }
+      backoffNanos = Math.min(backoffNanos * 2, MAX_BACKOFF.toNanos());
+    }
+  }
+
+  private void callEveryone() {
+    for (Set<Runnable> set : listeners.values()) {
+      for (Runnable listener : set) {
+        runQuietly(listener);
+      }
+    }
+  }
+
+  private void notifyListeners(String key) {
+    Set<Runnable> set = key == null ? null : listeners.get(key);
+    if (set != null) {
+      for (Runnable listener : set) {
+        runQuietly(listener);
+      }
+    }
+  }
+
+  private void runQuietly(Runnable listener) {
+    try {
+      listener.run();
+    } catch (RuntimeException e) {
+      log.debug("{}: a release listener failed: {}", name, e.toString());
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    if (c != null) {
+      try {
+        c.close();
+      } catch (SQLException | RuntimeException e) {
+        // the connection is being dropped anyway
+      }
+    }
+  }
+
+  /** Stops listening and closes the connection. Idempotent. */
+  @Override
+  public void close() {
+    closed = true;
+    Thread t = thread;
+    if (t != null) {
+      t.interrupt();
+    }
+    closeQuietly(connection);
+  }
+}
