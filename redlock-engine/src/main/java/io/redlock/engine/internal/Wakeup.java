@@ -3,9 +3,10 @@ package io.redlock.engine.internal;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A latch that one waiting thread parks on between attempts and that release notifications raise
- * (from a node's thread, or from a lease released in this JVM). Raising never blocks; the waiter
- * clears it before each attempt, so a release during an attempt still cuts the next pause short.
+ * A latch that one waiting thread parks on between attempts. Its {@link WaitQueue} raises it when
+ * the waiter is first in line and the resource was released (a node's notification, or a lease
+ * released in this JVM), or when the waiter before it left with a wake it did not use. Raising
+ * never blocks; the queue clears it when an attempt begins.
  */
 final class Wakeup implements Runnable {
   private final Thread waiter;

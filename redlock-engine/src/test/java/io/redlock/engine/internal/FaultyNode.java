@@ -220,15 +220,32 @@ final class FaultyNode implements LockNode {
     ReleaseSubscription inner = store.onRelease(key, listener);
     subscribeCalls.incrementAndGet();
     openSubscriptions.incrementAndGet();
+    Runnable mine = listener::run; // a fresh identity: the same listener may register twice
+    releaseListeners.add(mine);
     java.util.concurrent.atomic.AtomicBoolean closed =
         new java.util.concurrent.atomic.AtomicBoolean();
     return () -> {
       if (closed.compareAndSet(false, true)) {
         openSubscriptions.decrementAndGet();
+        releaseListeners.remove(mine);
         inner.close();
       }
     };
   }
+
+  /** The listeners registered through {@link #onRelease} and not closed yet. */
+  private final Set<Runnable> releaseListeners = ConcurrentHashMap.newKeySet();
+
+  /**
+   * Calls every open release listener, on the calling thread, without releasing anything: a late or
+   * repeated notification, as a node may send after it reconnects.
+   */
+  void notifyListeners() {
+    releaseListeners.forEach(Runnable::run);
+  }
+
+  /** Runs on the calling thread at the start of every tryAcquire (for per-thread counts). */
+  volatile Runnable beforeAcquire = () -> {};
 
   @Override
   public NodeCapabilities capabilities() {
@@ -288,6 +305,7 @@ final class FaultyNode implements LockNode {
     LockNodeArguments.requireTtl(ttl, capabilities());
     acquireCalls.incrementAndGet();
     acquireTokens.add(token);
+    beforeAcquire.run();
     ticker.advance(acquireLatency);
     return call("tryAcquire", () -> store.tryAcquire(key, token, ttl));
   }
