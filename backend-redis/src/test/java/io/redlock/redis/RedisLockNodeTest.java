@@ -195,6 +195,27 @@ class RedisLockNodeTest {
       }
       assertAllConnectionsReturned(node);
     }
+
+    @Test
+    @DisplayName("fenced acquire and fence write-back still work after SCRIPT FLUSH")
+    void noscriptFallbackFencing() throws InterruptedException {
+      RedisLockNode node = node();
+      String key = key();
+      String token = token();
+      try (Jedis plain = SharedRedis.plainClient()) {
+        plain.scriptFlush();
+        long fence = node.tryAcquireFenced(key, token, TTL).await(WAIT).fence();
+        assertThat(fence).isPositive();
+        assertThat(plain.get(key)).isEqualTo(token);
+        plain.scriptFlush();
+        assertThat(node.raiseFence(key, token, fence + 1_000).await(WAIT)).isTrue();
+        assertThat(node.release(key, token).await(WAIT)).isTrue();
+        long next = node.tryAcquireFenced(key, token + "-2", TTL).await(WAIT).fence();
+        assertThat(next).isGreaterThan(fence + 1_000);
+        assertThat(node.release(key, token + "-2").await(WAIT)).isTrue();
+      }
+      assertAllConnectionsReturned(node);
+    }
   }
 
   @Nested

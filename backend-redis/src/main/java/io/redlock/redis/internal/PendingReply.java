@@ -12,6 +12,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import redis.clients.jedis.CommandArguments;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
@@ -28,6 +29,7 @@ final class PendingReply<T> implements Reply<T> {
 
   private final RedisNode node;
   private final RedisNode.Operation<T> operation;
+  private final CommandArguments command;
 
   /** The connection the command went out on, when it was sent before the reply was made. */
   private final MuxConnection sentNow;
@@ -43,18 +45,27 @@ final class PendingReply<T> implements Reply<T> {
   private boolean fellBack;
 
   /** A command already sent on {@code connection} (the common case: an idle one was at hand). */
-  PendingReply(RedisNode node, RedisNode.Operation<T> operation, MuxConnection connection) {
+  PendingReply(
+      RedisNode node,
+      RedisNode.Operation<T> operation,
+      CommandArguments command,
+      MuxConnection connection) {
     this.node = node;
     this.operation = operation;
+    this.command = command;
     this.sentNow = connection;
     this.sent = null;
   }
 
   /** A command that a background thread sends once it has a connection. */
   PendingReply(
-      RedisNode node, RedisNode.Operation<T> operation, CompletableFuture<MuxConnection> sent) {
+      RedisNode node,
+      RedisNode.Operation<T> operation,
+      CommandArguments command,
+      CompletableFuture<MuxConnection> sent) {
     this.node = node;
     this.operation = operation;
+    this.command = command;
     this.sentNow = null;
     this.sent = sent;
   }
@@ -137,12 +148,12 @@ final class PendingReply<T> implements Reply<T> {
         // in force (see readReply) or else the socket timeout.
         reply = connection.readReply(node.socketTimeoutMillis());
       } catch (JedisNoScriptException e) {
-        if (operation.fallback() != null && !fellBack) {
+        if (operation.fallbackScript() != null && !fellBack) {
           // The server lost its script cache (restart, SCRIPT FLUSH): EVAL sends the script and
           // caches it again, on the same connection.
           fellBack = true;
           try {
-            connection.send(operation.fallback().get());
+            connection.send(RedisNode.evalInsteadOf(command, operation.fallbackScript()));
           } catch (RuntimeException sendFailed) {
             throw broken(connection, sendFailed);
           }

@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
 import org.slf4j.Logger;
@@ -84,11 +83,71 @@ public final class RedisNode implements LockNode {
   /** The PX argument of the TTL used last: nearly every caller uses one TTL for all its locks. */
   private volatile PxArgument lastPx;
 
+  // The kinds of command, made once per node (their parsers name the node in errors).
+  private final Operation<AcquireResult> setNxPx;
+  private final Operation<Boolean> compareAndDelete;
+  private final Operation<Boolean> compareAndExtend;
+  private final Operation<AcquireResult> fencedAcquire;
+  private final Operation<Boolean> fenceWriteBack;
+  private final Operation<Instant> time;
+
   /** Creates the node; connects lazily (a down node can be created and fails per call). */
   public RedisNode(RedisNodeSettings settings) {
     this.settings = settings;
     this.name = settings.name();
     this.errors = new RedisErrors(settings);
+    this.setNxPx =
+        new Operation<>(
+            "SET NX PX",
+            null,
+            reply -> {
+              if (reply == null) {
+                return AcquireResult.HELD;
+              }
+              if (reply instanceof byte[] bytes
+                  && bytes.length == 2
+                  && bytes[0] == 'O'
+                  && bytes[1] == 'K') {
+                return AcquireResult.ACQUIRED;
+              }
+              throw unexpected("SET NX PX", reply);
+            });
+    this.compareAndDelete =
+        new Operation<>(
+            "compare-and-delete (EVALSHA)",
+            bytes(Scripts.RELEASE),
+            reply -> isOne(reply, "compare-and-delete"));
+    this.compareAndExtend =
+        new Operation<>(
+            "compare-and-extend (EVALSHA)",
+            bytes(Scripts.EXTEND),
+            reply -> isOne(reply, "compare-and-extend"));
+    this.fencedAcquire =
+        new Operation<>(
+            "fenced acquire (EVALSHA)",
+            bytes(Scripts.ACQUIRE_FENCED),
+            reply -> {
+              if (reply == null) {
+                return AcquireResult.HELD;
+              }
+              if (reply instanceof byte[] bytes) {
+                try {
+                  long value = Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
+                  if (value > 0) {
+                    return AcquireResult.acquired(value);
+                  }
+                } catch (NumberFormatException e) {
+                  // reported below
+                }
+              }
+              throw unexpected("fenced acquire", reply);
+            });
+    this.fenceWriteBack =
+        new Operation<>(
+            "fence write-back (EVALSHA)",
+            bytes(Scripts.RAISE_FENCE),
+            reply -> isOne(reply, "fence write-back"));
+    this.time = new Operation<>("TIME", null, this::parseTime);
 
     DefaultJedisClientConfig.Builder config =
         DefaultJedisClientConfig.builder()
@@ -198,23 +257,7 @@ public final class RedisNode implements LockNode {
             .add(Protocol.Keyword.NX)
             .add(Protocol.Keyword.PX)
             .add(px);
-    return start(
-        new Operation<>(
-            "SET NX PX",
-            set,
-            null,
-            reply -> {
-              if (reply == null) {
-                return AcquireResult.HELD;
-              }
-              if (reply instanceof byte[] bytes
-                  && bytes.length == 2
-                  && bytes[0] == 'O'
-                  && bytes[1] == 'K') {
-                return AcquireResult.ACQUIRED;
-              }
-              throw unexpected("SET NX PX", reply);
-            }));
+    return start(setNxPx, set);
   }
 
   @Override
@@ -222,20 +265,15 @@ public final class RedisNode implements LockNode {
     checkOpen();
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
-    String prefix = settings.keyPrefix();
     return start(
-        new Operation<>(
-            "compare-and-delete (EVALSHA)",
-            script(Protocol.Command.EVALSHA, RELEASE_SHA, prefix, key, token, releaseChannel),
-            () ->
-                script(
-                    Protocol.Command.EVAL,
-                    bytes(Scripts.RELEASE),
-                    prefix,
-                    key,
-                    token,
-                    releaseChannel),
-            reply -> isOne(reply, "compare-and-delete")));
+        compareAndDelete,
+        script(
+            Protocol.Command.EVALSHA,
+            RELEASE_SHA,
+            settings.keyPrefix(),
+            key,
+            token,
+            releaseChannel));
   }
 
   @Override
@@ -244,13 +282,9 @@ public final class RedisNode implements LockNode {
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
     Rawable px = pxArgument(ttl);
-    String prefix = settings.keyPrefix();
     return start(
-        new Operation<>(
-            "compare-and-extend (EVALSHA)",
-            script(Protocol.Command.EVALSHA, EXTEND_SHA, prefix, key, token, px),
-            () -> script(Protocol.Command.EVAL, bytes(Scripts.EXTEND), prefix, key, token, px),
-            reply -> isOne(reply, "compare-and-extend")));
+        compareAndExtend,
+        script(Protocol.Command.EVALSHA, EXTEND_SHA, settings.keyPrefix(), key, token, px));
   }
 
   /**
@@ -343,26 +377,8 @@ public final class RedisNode implements LockNode {
     String k = stored(key);
     String fence = fenceKey(key);
     return start(
-        new Operation<>(
-            "fenced acquire (EVALSHA)",
-            twoKeyScript(Protocol.Command.EVALSHA, Scripts.ACQUIRE_FENCED_SHA, k, fence, token, px),
-            () -> twoKeyScript(Protocol.Command.EVAL, Scripts.ACQUIRE_FENCED, k, fence, token, px),
-            reply -> {
-              if (reply == null) {
-                return AcquireResult.HELD;
-              }
-              if (reply instanceof byte[] bytes) {
-                try {
-                  long value = Long.parseLong(new String(bytes, StandardCharsets.US_ASCII));
-                  if (value > 0) {
-                    return AcquireResult.acquired(value);
-                  }
-                } catch (NumberFormatException e) {
-                  // reported below
-                }
-              }
-              throw unexpected("fenced acquire", reply);
-            }));
+        fencedAcquire,
+        twoKeyScript(Protocol.Command.EVALSHA, Scripts.ACQUIRE_FENCED_SHA, k, fence, token, px));
   }
 
   @Override
@@ -378,11 +394,8 @@ public final class RedisNode implements LockNode {
     String k = stored(key);
     String fence = fenceKey(key);
     return start(
-        new Operation<>(
-            "fence write-back (EVALSHA)",
-            twoKeyScript(Protocol.Command.EVALSHA, Scripts.RAISE_FENCE_SHA, k, fence, token, value),
-            () -> twoKeyScript(Protocol.Command.EVAL, Scripts.RAISE_FENCE, k, fence, token, value),
-            reply -> isOne(reply, "fence write-back")));
+        fenceWriteBack,
+        twoKeyScript(Protocol.Command.EVALSHA, Scripts.RAISE_FENCE_SHA, k, fence, token, value));
   }
 
   /**
@@ -432,9 +445,7 @@ public final class RedisNode implements LockNode {
   @Override
   public Reply<Instant> serverTime() {
     checkOpen();
-    return start(
-        new Operation<>(
-            "TIME", new CommandArguments(Protocol.Command.TIME), null, this::parseTime));
+    return start(time, new CommandArguments(Protocol.Command.TIME));
   }
 
   /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */
@@ -523,22 +534,36 @@ public final class RedisNode implements LockNode {
   }
 
   /**
-   * A command, the command to fall back to on NOSCRIPT (built only when needed: it carries the
-   * whole script, and building it for every call was a large share of a lock cycle's garbage), and
-   * how to read the reply.
+   * One kind of command: its description for messages, the script to fall back to on NOSCRIPT (null
+   * for plain commands), and how to read its reply. One instance per node and kind, made once: a
+   * lock call allocates only its command and its reply.
+   *
+   * @param fallbackScript for an {@code EVALSHA}: the script's source, sent with {@code EVAL} and
+   *     the same keys and arguments when the server has lost its script cache
    */
-  record Operation<T>(
-      String description,
-      CommandArguments command,
-      Supplier<CommandArguments> fallback,
-      Function<Object, T> parser) {}
+  record Operation<T>(String description, Rawable fallbackScript, Function<Object, T> parser) {}
 
-  private <T> Reply<T> start(Operation<T> operation) {
+  /**
+   * The {@code EVAL} that replaces an {@code EVALSHA} command: the script instead of its digest,
+   * then the same keys and arguments. Built only on NOSCRIPT (it carries the whole script).
+   */
+  static CommandArguments evalInsteadOf(CommandArguments evalsha, Rawable script) {
+    CommandArguments eval = new CommandArguments(Protocol.Command.EVAL).add(script);
+    int index = 0;
+    for (Rawable argument : evalsha) {
+      if (index++ >= 2) { // 0: EVALSHA, 1: the digest
+        eval.add(argument);
+      }
+    }
+    return eval;
+  }
+
+  private <T> Reply<T> start(Operation<T> operation, CommandArguments command) {
     MuxConnection idle = takeIdle();
     if (idle != null) {
       try {
-        idle.send(operation.command());
-        return new PendingReply<>(this, operation, idle);
+        idle.send(command);
+        return new PendingReply<>(this, operation, command, idle);
       } catch (RuntimeException e) {
         // A stale connection (the server restarted): the command cannot have been run by a live
         // server, so it is safe to send it again on a fresh connection below.
@@ -553,7 +578,7 @@ public final class RedisNode implements LockNode {
             MuxConnection connection = null;
             try {
               connection = borrow();
-              connection.send(operation.command());
+              connection.send(command);
               sent.complete(connection);
             } catch (Throwable e) {
               if (connection != null) {
@@ -573,7 +598,7 @@ public final class RedisNode implements LockNode {
                   + " check that the node is not stalled",
               e));
     }
-    return new PendingReply<>(this, operation, sent);
+    return new PendingReply<>(this, operation, command, sent);
   }
 
   /** An idle pooled connection, or null if none is idle (never waits for one). */
