@@ -213,6 +213,8 @@ final class QuorumRedlock implements Redlock {
     // Made after the first failed attempt only: an uncontended acquire registers nothing.
     WaitQueue.Waiter waiter = null;
     boolean acquired = false;
+    boolean woken = false; // the last pause ended on a release
+    int quickRetries = 0;
     try {
       for (int attempt = 1; ; attempt++) {
         if (waiter != null) {
@@ -224,7 +226,7 @@ final class QuorumRedlock implements Redlock {
           return lease;
         }
         // Before the exits below: a release noted during the attempt is passed on if we leave.
-        boolean splitVote = waiter != null && waiter.failed(tally.no, nodes.length, quorum);
+        boolean splitVote = waiter != null && waiter.failed(tally, quorum);
         if (Thread.interrupted()) {
           // The failed attempt has already released what it took.
           throw new InterruptedException(
@@ -237,6 +239,7 @@ final class QuorumRedlock implements Redlock {
         }
         if (waiter == null) {
           waiter = startWaiting(resource, tally);
+          subscribeIfFirst(waiter);
         }
         if (splitVote) {
           // The votes were split (some nodes held elsewhere, too few for anyone to have won) and
@@ -251,8 +254,20 @@ final class QuorumRedlock implements Redlock {
             sleeper.sleep(jitter);
           }
         } else {
+          // A release reaches the nodes one by one, and only some may notify: an attempt woken by
+          // the first report can still find the others held, and nobody reports those releases
+          // if their nodes do not notify. So after a woken attempt fails, retry a few times after
+          // short pauses (1, 2, 4 ms; a report still cuts them short) before polling again.
+          long pause;
+          if (woken && quickRetries < QUICK_RETRIES) {
+            pause = QUICK_RETRY_NANOS << quickRetries;
+            quickRetries++;
+          } else {
+            pause = pickPauseNanos();
+            quickRetries = 0;
+          }
           // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
-          sleeper.await(waiter.wakeup, Math.min(pickPauseNanos(), left));
+          woken = sleeper.await(waiter.wakeup, Math.min(pause, left));
         }
       }
     } finally {
@@ -264,6 +279,11 @@ final class QuorumRedlock implements Redlock {
 
   // ---------------------------------------------------------------------------------------------
   // Release notifications: a waiter retries as soon as the resource is released
+
+  /** Short retries after an attempt woken by a release failed, and the first one's pause. */
+  static final int QUICK_RETRIES = 3;
+
+  static final long QUICK_RETRY_NANOS = 1_000_000;
 
   /** Largest random pause before retrying a split vote during which a release was reported. */
   static final long WAKEUP_JITTER_NANOS = 2_000_000;
@@ -282,30 +302,37 @@ final class QuorumRedlock implements Redlock {
    */
   private WaitQueue.Waiter startWaiting(String resource, Tally tally) {
     WaitQueue.Waiter waiter = new WaitQueue.Waiter();
-    int no = tally.no;
-    WaitQueue queue =
-        waitQueues.compute(
-            resource,
-            (k, q) -> {
-              WaitQueue out = q != null ? q : new WaitQueue(k, nodes.length, ticker);
-              out.join(waiter, no);
-              return out;
-            });
-    // Outside compute (onRelease may take a node's locks). The queue cannot retire meanwhile: the
-    // member subscribing is in it until this call returns.
+    waitQueues.compute(
+        resource,
+        (k, q) -> {
+          WaitQueue out = q != null ? q : new WaitQueue(k, ticker);
+          out.join(waiter, tally);
+          return out;
+        });
+    return waiter;
+  }
+
+  /**
+   * The member that created its queue subscribes on every node that pushes release notifications (a
+   * node that fails to register is only polled). Called once the caller holds the waiter, so that
+   * whatever happens here it leaves the queue again. Outside compute: onRelease may take a node's
+   * locks. The queue cannot retire meanwhile: the member subscribing is in it.
+   */
+  private void subscribeIfFirst(WaitQueue.Waiter waiter) {
+    WaitQueue queue = waiter.queue();
     if (queue.claimSubscribing()) {
       for (int i = 0; i < nodes.length; i++) {
         if (!notifies[i]) {
           continue;
         }
         try {
-          queue.subscribed(nodes[i].onRelease(resource, queue.listener(i)));
+          queue.subscribed(nodes[i].onRelease(queue.resource, queue.listener(i)));
         } catch (RuntimeException e) {
-          LOG.debug("{}: onRelease for '{}' failed, polling: {}", names[i], resource, e.toString());
+          LOG.debug(
+              "{}: onRelease for '{}' failed, polling: {}", names[i], queue.resource, e.toString());
         }
       }
     }
-    return waiter;
   }
 
   /**
@@ -392,7 +419,7 @@ final class QuorumRedlock implements Redlock {
         if (reply.await(remaining(deadline)).acquired()) {
           tally.yes(quorum, 0);
         } else {
-          tally.no++;
+          tally.no(i);
         }
       } catch (RuntimeException e) {
         nodeFailed(tally, i, "tryAcquire", e);

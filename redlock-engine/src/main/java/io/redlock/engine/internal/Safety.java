@@ -240,7 +240,7 @@ final class Safety {
             statuses[i] = startStatus(i);
           }
         } else {
-          tally.no++;
+          tally.no(i);
         }
       } catch (RuntimeException e) {
         redlock.nodeFailed(tally, i, operation, e);

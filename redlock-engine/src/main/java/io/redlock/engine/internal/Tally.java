@@ -14,6 +14,14 @@ final class Tally {
   /** Nodes that answered no (held by another token, or no longer ours). */
   int no;
 
+  /**
+   * Which nodes answered no: bit {@code i} for node {@code i} below 64; {@link #noBeyond64} for any
+   * other. A release notified by such a node is the holder's, not an echo of this call's own keys.
+   */
+  long noMask;
+
+  boolean noBeyond64;
+
   /** Whether {@link #yes} reached the quorum, and the ticker reading when it did. */
   boolean quorumReached;
 
@@ -38,6 +46,8 @@ final class Tally {
   void reset() {
     yes = 0;
     no = 0;
+    noMask = 0;
+    noBeyond64 = false;
     quorumReached = false;
     quorumAtNanos = 0;
     elapsedNanos = 0;
@@ -46,6 +56,16 @@ final class Tally {
     firstFailure = null;
     detail = null;
     reason = null;
+  }
+
+  /** Node {@code node} answered no. */
+  void no(int node) {
+    no++;
+    if (node < 64) {
+      noMask |= 1L << node;
+    } else {
+      noBeyond64 = true;
+    }
   }
 
   void yes(int quorum, long nowNanos) {

@@ -4,7 +4,6 @@ import io.redlock.Ticker;
 import io.redlock.spi.ReleaseSubscription;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -19,23 +18,26 @@ import java.util.List;
  *   <li>A notification (from any node, or a lease of this Redlock released locally) raises only the
  *       head's {@link Wakeup}. While the head is making an attempt, notifications are only noted
  *       ("released again"), and raise it when that attempt fails, so it retries promptly.
- *   <li>The nodes' notifications of one release coalesce: a node counts once per attempt of the
- *       head.
+ *   <li>The nodes' notifications of one release coalesce into one wake.
  *   <li>A failed attempt releases the keys it took, and notifying nodes report those releases too.
- *       Those are the head's own echoes, not a sign that the holder let go: after an attempt in
- *       which {@code k} nodes did not answer "held elsewhere", only notifications from more than
- *       {@code k} distinct nodes (or a local release) wake the head. Without this the head of a
- *       lock held on a bare quorum retried in a loop, woken by its own releases.
+ *       Those are the head's own echoes, not a sign that the holder let go: only a notification
+ *       from a node that answered "held elsewhere" in the head's last attempt (the holder's
+ *       release), or a local release, wakes the head. Without this the head of a lock held on a
+ *       bare quorum retried in a loop, woken by its own releases. (Nodes beyond the 64th are told
+ *       apart only as a group.)
  *   <li>A waiter that acquires leaves and wakes nobody. While its lease holds the lock, node
  *       notifications are stale (the release it won) and ignored, until the lease is released here
  *       (which wakes the next waiter) or could have expired.
- *   <li>A head that leaves without acquiring (timeout, interrupt) while it holds an unconsumed wake
- *       passes it on to the next waiter, so no release is lost.
+ *   <li>A head that leaves without acquiring (timeout, interrupt) passes on an unconsumed wake and
+ *       the releases noted so far, which the next waiter judges by its own last attempt, so no
+ *       release is lost.
  * </ul>
  *
- * <p>Polling stays the fallback for every waiter: notifications are best effort, and other
- * processes' waiters are not in this queue. Not on the hot path: an acquire that succeeds at once
- * never sees a queue. Every method synchronizes on the queue; node threads call {@link #released}.
+ * <p>Only the order of wakes is first come first served: every waiter still polls, and a call that
+ * finds the lock free takes it without queueing. Polling stays the fallback for every waiter:
+ * notifications are best effort, and other processes' waiters are not in this queue. Not on the hot
+ * path: an acquire that succeeds at once never sees a queue. Every method synchronizes on the
+ * queue; node threads call {@link #released}.
  */
 final class WaitQueue {
   /** The "node" of a lease released through this Redlock: a sure release, never an echo. */
@@ -47,10 +49,10 @@ final class WaitQueue {
   /** Head first. */
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>(4);
 
-  /** Nodes whose notification the head received since its attempt began; one release each. */
-  private final boolean[] noted;
+  /** Nodes whose notification the head received since its attempt began (see Tally.noMask). */
+  private long notedMask;
 
-  private int notedCount;
+  private boolean notedBeyond64;
 
   /** A sure release (local, or a wake passed on) since the head's attempt began. */
   private boolean forced;
@@ -66,10 +68,9 @@ final class WaitQueue {
   private boolean subscribing;
   private boolean retired;
 
-  WaitQueue(String resource, int nodes, Ticker ticker) {
+  WaitQueue(String resource, Ticker ticker) {
     this.resource = resource;
     this.ticker = ticker;
-    this.noted = new boolean[nodes];
   }
 
   /** One waiting acquire call; made by, and used on, the calling thread. */
@@ -80,8 +81,15 @@ final class WaitQueue {
     // guarded by queue
     private boolean attempting;
 
-    /** Nodes that did not answer "held elsewhere" in the last attempt: echoes to expect. */
-    private int echoes;
+    /** Nodes that answered "held elsewhere" in the last attempt: their releases are real. */
+    private long heldElsewhere;
+
+    private boolean heldElsewhereBeyond64;
+
+    private void lastAttempt(Tally tally) {
+      heldElsewhere = tally.noMask;
+      heldElsewhereBeyond64 = tally.noBeyond64;
+    }
 
     WaitQueue queue() {
       return queue;
@@ -99,15 +107,16 @@ final class WaitQueue {
     }
 
     /**
-     * After a failed attempt in which {@code no} of the {@code n} nodes said "held elsewhere": a
-     * release noted during the attempt raises the wakeup now. Returns true if it did after a split
-     * vote: some nodes were held elsewhere, but fewer than a {@code quorum}, so nobody won and the
-     * other contenders are retrying at this moment too.
+     * After a failed attempt, as {@code tally} tells it: a release noted during the attempt raises
+     * the wakeup now. Returns true if it did after a split vote: some nodes were held elsewhere,
+     * but fewer than a {@code quorum}, so nobody won and the other contenders are retrying at this
+     * moment too.
      */
-    boolean failed(int no, int n, int quorum) {
+    boolean failed(Tally tally, int quorum) {
+      int no = tally.no;
       synchronized (queue) {
         attempting = false;
-        echoes = n - no;
+        lastAttempt(tally);
         if (queue.waiters.peekFirst() == this && queue.wakes(this)) {
           wakeup.run();
           return no > 0 && no < quorum;
@@ -117,13 +126,10 @@ final class WaitQueue {
     }
   }
 
-  /**
-   * Adds {@code waiter} at the tail, after a failed attempt in which {@code no} nodes said "held
-   * elsewhere" (see {@link Waiter#failed}).
-   */
-  synchronized void join(Waiter waiter, int no) {
+  /** Adds {@code waiter} at the tail, after the failed attempt {@code tally} tells of. */
+  synchronized void join(Waiter waiter, Tally tally) {
     waiter.queue = this;
-    waiter.echoes = noted.length - no;
+    waiter.lastAttempt(tally);
     waiters.addLast(waiter);
   }
 
@@ -142,12 +148,12 @@ final class WaitQueue {
     if (acquired) {
       acquiredLocally(heldNanos);
     }
-    if (wasHead) {
-      boolean unused =
-          !acquired
-              && (waiter.wakeup.isRaised()
-                  || (waiter.attempting && (forced || notedCount > 0))); // left mid-attempt
-      newEpoch(unused);
+    if (wasHead && !acquired) {
+      // An unconsumed wake is passed on; the releases noted so far stay noted, for the next
+      // waiter to judge by its own last attempt.
+      if (waiter.wakeup.isRaised() || (waiter.attempting && notedAnything())) {
+        forced = true;
+      }
       Waiter next = waiters.peekFirst();
       if (next != null && !next.attempting && wakes(next)) {
         next.wakeup.run();
@@ -191,9 +197,10 @@ final class WaitQueue {
         }
         held = false;
       }
-      if (!noted[node]) {
-        noted[node] = true;
-        notedCount++;
+      if (node < 64) {
+        notedMask |= 1L << node;
+      } else {
+        notedBeyond64 = true;
       }
     }
     Waiter head = waiters.peekFirst();
@@ -207,17 +214,24 @@ final class WaitQueue {
     return () -> released(node);
   }
 
-  /** Whether the releases noted since the head's attempt began are more than its own echoes. */
+  /**
+   * Whether a release noted since the head's attempt began was the holder's: a local one, or one
+   * from a node that answered "held elsewhere" in the head's last attempt (not an echo of its own).
+   */
   private boolean wakes(Waiter head) {
-    return forced || notedCount > head.echoes;
+    return forced
+        || (notedMask & head.heldElsewhere) != 0
+        || (notedBeyond64 && head.heldElsewhereBeyond64);
+  }
+
+  private boolean notedAnything() {
+    return forced || notedMask != 0 || notedBeyond64;
   }
 
   private void newEpoch(boolean force) {
     forced = force;
-    if (notedCount > 0) {
-      Arrays.fill(noted, false);
-      notedCount = 0;
-    }
+    notedMask = 0;
+    notedBeyond64 = false;
   }
 
   /** True for exactly one caller: the member that makes the subscriptions. */
