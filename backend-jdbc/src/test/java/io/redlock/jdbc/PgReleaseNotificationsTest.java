@@ -27,8 +27,17 @@ class PgReleaseNotificationsTest {
   void listenerSurvivesTerminatedConnection() throws Exception {
     String url = TestDatabases.postgres().jdbcUrl();
     String table = TestDatabases.uniqueTable("notify");
-    try (JdbcLockNode listening = JdbcLockNode.builder(url).table(table).createTable(true).build();
-        JdbcLockNode releasing = JdbcLockNode.builder(url).table(table).createTable(true).build();
+    try (JdbcLockNode listening =
+            JdbcLockNode.builder(url + "&redlock.releaseNotifications=true")
+                .table(table)
+                .createTable(true)
+                .build();
+        JdbcLockNode releasing =
+            JdbcLockNode.builder(url)
+                .table(table)
+                .createTable(true)
+                .releaseNotifications(true)
+                .build();
         Connection admin = DriverManager.getConnection(url)) {
       assertThat(listening.capabilities().releaseNotifications()).isTrue();
       Semaphore heard = new Semaphore(0);
@@ -81,12 +90,49 @@ class PgReleaseNotificationsTest {
   }
 
   @Test
-  @DisplayName("only PostgreSQL nodes built from a URL declare release notifications")
-  void declaredWhereBuilt() {
-    try (JdbcLockNode sqlite = JdbcLockNode.builder(TestDatabases.sqliteUrl("notify")).build();
+  @DisplayName("only PostgreSQL nodes with the option on declare release notifications")
+  void declaredWhereOn() {
+    String url = TestDatabases.postgres().jdbcUrl();
+    try (JdbcLockNode plain = JdbcLockNode.builder(url).build();
+        JdbcLockNode sqlite =
+            JdbcLockNode.builder(TestDatabases.sqliteUrl("notify"))
+                .releaseNotifications(true)
+                .build();
         JdbcLockNode h2 = JdbcLockNode.builder(TestDatabases.h2Url("notify")).build()) {
+      assertThat(plain.capabilities().releaseNotifications()).isFalse();
       assertThat(sqlite.capabilities().releaseNotifications()).isFalse();
       assertThat(h2.capabilities().releaseNotifications()).isFalse();
+    }
+  }
+
+  @Test
+  @DisplayName("by default a PostgreSQL release sends no notification (no commit serialisation)")
+  void offByDefault() throws Exception {
+    String url = TestDatabases.postgres().jdbcUrl();
+    String table = TestDatabases.uniqueTable("quiet");
+    try (JdbcLockNode node = JdbcLockNode.builder(url).table(table).createTable(true).build();
+        Connection listener = DriverManager.getConnection(url)) {
+      try (Statement s = listener.createStatement()) {
+        s.execute("LISTEN \"redlock:" + table + "\"");
+      }
+      org.postgresql.PGConnection pg = listener.unwrap(org.postgresql.PGConnection.class);
+      for (int i = 0; i < 3; i++) {
+        assertThat(node.tryAcquire("k", "t" + i, TTL).await(WAIT).acquired()).isTrue();
+        assertThat(node.release("k", "t" + i).await(WAIT)).isTrue();
+      }
+      org.postgresql.PGNotification[] heard = pg.getNotifications(500);
+      assertThat(heard == null ? 0 : heard.length).isZero();
+
+      // the same statements with the option on do notify this plain listener
+      try (JdbcLockNode notifying =
+          JdbcLockNode.builder(url).table(table).releaseNotifications(true).build()) {
+        assertThat(notifying.tryAcquire("k", "on", TTL).await(WAIT).acquired()).isTrue();
+        assertThat(notifying.release("k", "on").await(WAIT)).isTrue();
+      }
+      heard = pg.getNotifications(5_000);
+      assertThat(heard).isNotNull();
+      assertThat(heard[0].getName()).isEqualTo("redlock:" + table);
+      assertThat(heard[0].getParameter()).hasSize(64).matches("[0-9a-f]+");
     }
   }
 }

@@ -8,6 +8,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
+/** With release notifications on, so that the kit's R14 rules run too. */
 @DisplayName("TCK on a real PostgreSQL server")
 class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   private static String url;
@@ -20,7 +21,11 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
 
   @Override
   protected LockNode createNode() {
-    return JdbcLockNode.builder(url).table(TABLE).createTable(true).build();
+    return JdbcLockNode.builder(url)
+        .table(TABLE)
+        .createTable(true)
+        .releaseNotifications(true)
+        .build();
   }
 
   @Override

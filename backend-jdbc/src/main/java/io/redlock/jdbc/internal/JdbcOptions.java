@@ -23,7 +23,13 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
 
   /** The options understood, without the prefix. */
   public static final List<String> KNOWN =
-      List.of("table", "createTable", "poolSize", "connectionTimeout", "queryTimeout");
+      List.of(
+          "table",
+          "createTable",
+          "poolSize",
+          "connectionTimeout",
+          "queryTimeout",
+          "releaseNotifications");
 
   private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m)?");
 

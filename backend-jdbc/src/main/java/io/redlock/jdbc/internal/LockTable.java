@@ -48,6 +48,9 @@ public final class LockTable {
   private volatile Dialect dialect;
   private volatile boolean fenceColumn;
 
+  /** Whether PostgreSQL release statements also notify the table's channel. */
+  private volatile boolean notifyReleases;
+
   /** How inline calls borrow a connection within a time budget; null: no inline calls. */
   private volatile BoundedBorrow boundedBorrow;
 
@@ -411,6 +414,14 @@ public final class LockTable {
     return healthy && boundedBorrow != null && d != null && d.boundsStatementsByNetworkTimeout();
   }
 
+  /**
+   * Makes PostgreSQL release statements notify the table's channel (see {@link
+   * PgReleaseNotifications}); call before first use.
+   */
+  public void notifyReleases() {
+    this.notifyReleases = true;
+  }
+
   /** Borrows a connection from a pool, waiting at most the given milliseconds. */
   @FunctionalInterface
   public interface BoundedBorrow {
@@ -556,6 +567,9 @@ public final class LockTable {
   private Dialect prepareSchema(Connection c) throws SQLException {
     String product = c.getMetaData().getDatabaseProductName();
     Dialect d = Dialect.forProduct(product);
+    if (notifyReleases && d instanceof PostgresDialect postgres) {
+      d = postgres.notifyingReleases();
+    }
     if (d == null) {
       throw new RedlockNonTransientException(
           node,

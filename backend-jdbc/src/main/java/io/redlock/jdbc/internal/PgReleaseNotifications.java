@@ -39,6 +39,15 @@ public final class PgReleaseNotifications implements AutoCloseable {
   /** How long one wait for notifications lasts before the loop checks whether it was closed. */
   private static final int POLL_MILLIS = 500;
 
+  /**
+   * A path that dies silently (a NAT or firewall dropping an idle connection) raises no error on a
+   * connection that only waits: after this long without a notification, a {@code SELECT 1} checks
+   * the connection, bounded by {@link #CHECK_TIMEOUT_MILLIS}; if it fails, the node listens again.
+   */
+  static final long CHECK_AFTER_NANOS = 15_000_000_000L;
+
+  private static final int CHECK_TIMEOUT_MILLIS = 10_000;
+
   /** Opens a new connection to the node's database (not from the lock pool). */
   @FunctionalInterface
   public interface Opener {
@@ -129,19 +138,34 @@ public final class PgReleaseNotifications implements AutoCloseable {
         try (Statement s = c.createStatement()) {
           s.execute("LISTEN \"" + channel.replace("\"", "\"\"") + "\"");
         }
+        c.setNetworkTimeout(Runnable::run, CHECK_TIMEOUT_MILLIS);
         PGConnection pg = c.unwrap(PGConnection.class);
         subscribed = true;
         failures = 0;
         backoffNanos = MIN_BACKOFF.toNanos();
         callEveryone(); // releases while not listening were missed: a spurious wakeup is cheap
+        long heardAt = System.nanoTime();
         while (!closed) {
           PGNotification[] received = pg.getNotifications(POLL_MILLIS);
-          if (received != null) {
+          if (received != null && received.length > 0) {
+            heardAt = System.nanoTime();
             for (PGNotification n : received) {
               notifyListeners(n.getParameter());
             }
+          } else if (System.nanoTime() - heardAt > CHECK_AFTER_NANOS) {
+            try (Statement s = c.createStatement()) {
+              s.execute("SELECT 1"); // throws if the path died: then listen again
+            }
+            heardAt = System.nanoTime();
           }
         }
+      } catch (LinkageError e) {
+        // e.g. a PostgreSQL driver too old for getNotifications(int): nothing to retry
+        log.warn(
+            "{}: release notifications are off: the PostgreSQL driver lacks LISTEN support ({})",
+            name,
+            e.toString());
+        break;
       } catch (SQLException | RuntimeException e) {
         if (closed) {
           break;

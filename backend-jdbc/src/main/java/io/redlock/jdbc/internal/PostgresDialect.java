@@ -18,6 +18,22 @@ import java.util.Map;
  * transaction's start, as {@code now()} is), with microsecond precision.
  */
 final class PostgresDialect extends Dialect {
+  /** Whether release statements also notify the table's channel (see releaseChannel). */
+  private final boolean notify;
+
+  PostgresDialect() {
+    this(false);
+  }
+
+  private PostgresDialect(boolean notify) {
+    this.notify = notify;
+  }
+
+  /** The same dialect, with release statements that notify the table's channel. */
+  PostgresDialect notifyingReleases() {
+    return new PostgresDialect(true);
+  }
+
   private static final String NOW = "clock_timestamp()";
   private static final String EXPIRY = NOW + " + ? * INTERVAL '1 microsecond'";
   private static final String MICROS = "CAST(EXTRACT(EPOCH FROM " + NOW + ") * 1000000 AS BIGINT)";
@@ -85,15 +101,23 @@ final class PostgresDialect extends Dialect {
    */
   @Override
   public String release(TableName table, boolean fenceColumn) {
-    // Every release also notifies the table's channel with the key's hash (delivered at commit to
-    // the nodes that LISTEN: see PgReleaseNotifications); an expiry notifies no one.
-    String notify = "pg_notify('" + releaseChannel(table) + "', encode(r.k, 'hex'))";
+    // With notifications on, a release also notifies the table's channel with the key's hash
+    // (delivered at commit to the nodes that LISTEN: see PgReleaseNotifications); an expiry
+    // notifies no one.
+    String notify =
+        this.notify ? ", pg_notify('" + releaseChannel(table) + "', encode(r.k, 'hex'))" : "";
+    if (!fenceColumn && !this.notify) {
+      return "DELETE FROM "
+          + table
+          + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
+          + NOW;
+    }
     if (!fenceColumn) {
       return "WITH r AS (DELETE FROM "
           + table
           + " WHERE key_hash = ? AND token = ? RETURNING key_hash AS k, expires_at > "
           + NOW
-          + " AS live) SELECT r.live, "
+          + " AS live) SELECT r.live"
           + notify
           + " FROM r";
     }
@@ -113,7 +137,7 @@ final class PostgresDialect extends Dialect {
         + NOW
         + " RETURNING l.key_hash AS k, TRUE AS live),"
         + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
-        + " SELECT r.live, "
+        + " SELECT r.live"
         + notify
         + " FROM r";
   }
