@@ -32,7 +32,13 @@ public class ContendedBenchmark {
   @State(Scope.Benchmark)
   public static class Shared {
     /** The lock implementation under test. */
-    @Param({"redlock-redis5", "redlock-redis3pg2", "redisson-lock", "redisson-redlock"})
+    @Param({
+      "redlock-redis5",
+      "redlock-redis3pg2",
+      "redlock-pg3notify",
+      "redisson-lock",
+      "redisson-redlock"
+    })
     public String subject;
 
     static final String KEY = "bench:contended";

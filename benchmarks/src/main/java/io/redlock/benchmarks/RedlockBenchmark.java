@@ -25,7 +25,7 @@ public class RedlockBenchmark {
   @State(Scope.Benchmark)
   public static class Quorum {
     /** Which nodes: see {@link #uris}. */
-    @Param({"redis5", "redis1", "redis3pg2", "pg5"})
+    @Param({"redis5", "redis1", "redis3pg2", "pg1", "pg5"})
     public String topology;
 
     Redlock redlock;
@@ -52,7 +52,13 @@ public class RedlockBenchmark {
         servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
         servers.postgres().subList(0, 2).forEach(u -> uris.add(postgres(u)));
       }
+      case "pg1" -> uris.add(postgres(servers.postgres().get(0)));
       case "pg5" -> servers.postgres().forEach(u -> uris.add(postgres(u)));
+      case "pg3notify" ->
+          servers
+              .postgres()
+              .subList(0, 3)
+              .forEach(u -> uris.add(postgres(u) + "&redlock.releaseNotifications=true"));
       default -> throw new IllegalArgumentException("unknown topology " + topology);
     }
     return uris;

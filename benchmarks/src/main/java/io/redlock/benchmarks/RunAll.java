@@ -67,6 +67,7 @@ public final class RunAll {
           new Subject("**redlock**", "1 Redis", "RedlockBenchmark.cycle:topology=redis1"),
           new Subject(
               "**redlock**", "3 Redis + 2 PostgreSQL", "RedlockBenchmark.cycle:topology=redis3pg2"),
+          new Subject("**redlock**", "1 PostgreSQL", "RedlockBenchmark.cycle:topology=pg1"),
           new Subject("**redlock**", "5 PostgreSQL", "RedlockBenchmark.cycle:topology=pg5"));
 
   private static final List<Subject> CONTENDED_SUBJECTS =
@@ -78,6 +79,10 @@ public final class RunAll {
               "3 Redis + 2 PostgreSQL",
               "ContendedBenchmark.handOff:subject=redlock-redis3pg2"),
           new Subject(
+              "**redlock**",
+              "3 PostgreSQL, LISTEN/NOTIFY on",
+              "ContendedBenchmark.handOff:subject=redlock-pg3notify"),
+          new Subject(
               "Redisson RLock", "1 Redis", "ContendedBenchmark.handOff:subject=redisson-lock"),
           new Subject(
               "RedissonRedLock", "5 Redis", "ContendedBenchmark.handOff:subject=redisson-redlock"));
@@ -87,6 +92,7 @@ public final class RunAll {
   private static final String RED_LOCK = "RedissonBenchmark.redLock";
   private static final String MIXED = "RedlockBenchmark.cycle:topology=redis3pg2";
   private static final String PG_FLOOR = "PostgresFloorBenchmark.cycle";
+  private static final String PG1 = "RedlockBenchmark.cycle:topology=pg1";
   private static final String MIXED_FLOOR = "MixedFloorBenchmark.cycle";
 
   /** One benchmark's figures in one round. Latencies in microseconds. */
@@ -431,6 +437,13 @@ public final class RunAll {
               + t
               + " thread(s)",
           ratios(MIXED + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
+          "(for reference) 1 PostgreSQL: cycle p50 ≤ 1.2 × plain-JDBC cycle p50, "
+              + t
+              + " thread(s)",
+          ratios(PG1 + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
           r -> r <= 1.2);
     }
     for (int t : threads) {
