@@ -60,14 +60,17 @@ class ServerTimeTest {
     abstract String url();
   }
 
-  @ParameterizedTest(name = "{0}")
-  @EnumSource(Database.class)
-  @DisplayName("answers this machine's time in sessions at UTC+13 and UTC-11")
-  void trueInstantInAnyZone(Database db) {
-    String url = db.url();
+  /** What a test does with a node whose sessions are in one time zone. */
+  @FunctionalInterface
+  private interface InZone {
+    void check(JdbcLockNode node, String zone);
+  }
+
+  /** Runs {@code check} on a node of {@code db} in sessions at UTC+13, then at UTC-11. */
+  private static void inFarZones(Database db, String tablePrefix, InZone check) {
     for (String zone : new String[] {"+13:00", "-11:00"}) {
       HikariConfig config = new HikariConfig();
-      config.setJdbcUrl(url);
+      config.setJdbcUrl(db.url());
       config.setMaximumPoolSize(2);
       if (db.setZone != null) {
         config.setConnectionInitSql(String.format(db.setZone, zone));
@@ -76,50 +79,52 @@ class ServerTimeTest {
           JdbcLockNode node =
               JdbcLockNode.builder(pool)
                   .name(db + " at " + zone)
-                  .table(TestDatabases.uniqueTable("clock"))
+                  .table(TestDatabases.uniqueTable(tablePrefix))
                   .createTable(true)
                   .build()) {
-        for (int i = 0; i < 3; i++) {
-          Instant before = Instant.now();
-          Instant server = node.serverTime().await(WAIT);
-          Instant after = Instant.now();
-          assertThat(server)
-              .as("%s, session time zone %s: read between %s and %s here", db, zone, before, after)
-              .isBetween(before.minus(TOLERANCE), after.plus(TOLERANCE));
-        }
+        check.check(node, zone);
       }
     }
   }
 
   @ParameterizedTest(name = "{0}")
   @EnumSource(Database.class)
+  @DisplayName("answers this machine's time in sessions at UTC+13 and UTC-11")
+  void trueInstantInAnyZone(Database db) {
+    inFarZones(
+        db,
+        "clock",
+        (node, zone) -> {
+          for (int i = 0; i < 3; i++) {
+            Instant before = Instant.now();
+            Instant server = node.serverTime().await(WAIT);
+            Instant after = Instant.now();
+            assertThat(server)
+                .as(
+                    "%s, session time zone %s: read between %s and %s here",
+                    db, zone, before, after)
+                .isBetween(before.minus(TOLERANCE), after.plus(TOLERANCE));
+          }
+        });
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @EnumSource(Database.class)
   @DisplayName("a new key's fencing counter starts at the true time in µs in any session zone")
   void fenceFloorInAnyZone(Database db) {
-    String url = db.url();
-    for (String zone : new String[] {"+13:00", "-11:00"}) {
-      HikariConfig config = new HikariConfig();
-      config.setJdbcUrl(url);
-      config.setMaximumPoolSize(2);
-      if (db.setZone != null) {
-        config.setConnectionInitSql(String.format(db.setZone, zone));
-      }
-      try (HikariDataSource pool = new HikariDataSource(config);
-          JdbcLockNode node =
-              JdbcLockNode.builder(pool)
-                  .name(db + " at " + zone)
-                  .table(TestDatabases.uniqueTable("floor"))
-                  .createTable(true)
-                  .build()) {
-        Instant before = Instant.now();
-        long fence =
-            node.tryAcquireFenced("floor-key", "t", Duration.ofSeconds(30)).await(WAIT).fence();
-        Instant after = Instant.now();
-        // the floor of a counter that was never set is the server's time in µs since 1970
-        Instant floor = Instant.EPOCH.plusNanos(fence * 1_000L);
-        assertThat(floor)
-            .as("%s, session time zone %s: counter %d", db, zone, fence)
-            .isBetween(before.minus(TOLERANCE), after.plus(TOLERANCE));
-      }
-    }
+    inFarZones(
+        db,
+        "floor",
+        (node, zone) -> {
+          Instant before = Instant.now();
+          long fence =
+              node.tryAcquireFenced("floor-key", "t", Duration.ofSeconds(30)).await(WAIT).fence();
+          Instant after = Instant.now();
+          // the floor of a counter that was never set is the server's time in µs since 1970
+          Instant floor = Instant.EPOCH.plusNanos(fence * 1_000L);
+          assertThat(floor)
+              .as("%s, session time zone %s: counter %d", db, zone, fence)
+              .isBetween(before.minus(TOLERANCE), after.plus(TOLERANCE));
+        });
   }
 }

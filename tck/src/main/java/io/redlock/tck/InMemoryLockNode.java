@@ -6,6 +6,7 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.time.Clock;
@@ -15,7 +16,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -55,7 +55,7 @@ public final class InMemoryLockNode implements LockNode {
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /** Release listeners by key ({@link #onRelease}), called on the releasing thread. */
-  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+  private final ReleaseListeners<String> listeners;
 
   private volatile String incarnation = UUID.randomUUID().toString();
   private volatile long startedAtNanos;
@@ -86,6 +86,7 @@ public final class InMemoryLockNode implements LockNode {
    */
   public InMemoryLockNode(String name, Ticker ticker, boolean durable, Clock clock) {
     this.name = Objects.requireNonNull(name, "name");
+    this.listeners = new ReleaseListeners<>(name);
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.durable = durable;
     this.clock = Objects.requireNonNull(clock, "clock");
@@ -129,35 +130,11 @@ public final class InMemoryLockNode implements LockNode {
   public ReleaseSubscription onRelease(String key, Runnable listener) {
     checkOpen();
     LockNodeArguments.requireKey(key);
-    Objects.requireNonNull(listener, "listener");
-    Runnable mine = listener::run; // a fresh identity: the same listener may be registered twice
-    listeners.compute(
-        key,
-        (k, set) -> {
-          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
-          out.add(mine);
-          return out;
-        });
-    return () ->
-        listeners.computeIfPresent(
-            key,
-            (k, set) -> {
-              set.remove(mine);
-              return set.isEmpty() ? null : set;
-            });
+    return listeners.register(key, listener);
   }
 
   private void notifyReleased(String key) {
-    Set<Runnable> set = listeners.get(key);
-    if (set != null) {
-      for (Runnable listener : set) {
-        try {
-          listener.run();
-        } catch (RuntimeException e) {
-          // a listener's failure must not fail the release that notified it
-        }
-      }
-    }
+    listeners.released(key); // a listener's failure does not fail the release that notified it
   }
 
   @Override
@@ -276,7 +253,7 @@ public final class InMemoryLockNode implements LockNode {
     incarnation = UUID.randomUUID().toString();
     startedAtNanos = ticker.read();
     if (!durable) {
-      listeners.keySet().forEach(this::notifyReleased); // every key is gone
+      listeners.releasedAll(); // every key is gone
     }
   }
 

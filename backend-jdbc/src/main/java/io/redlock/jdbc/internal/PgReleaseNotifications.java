@@ -1,15 +1,12 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,8 +56,8 @@ public final class PgReleaseNotifications implements AutoCloseable {
   private final Opener opener;
   private final String channel;
 
-  /** Listeners by key hash (lower-case hex); each registration is its own Runnable. */
-  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+  /** Listeners by key hash (lower-case hex). */
+  private final ReleaseListeners<String> listeners;
 
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
@@ -77,6 +74,7 @@ public final class PgReleaseNotifications implements AutoCloseable {
     this.name = name;
     this.opener = opener;
     this.channel = PostgresDialect.releaseChannel(table);
+    this.listeners = new ReleaseListeners<>(name);
   }
 
   /** The payload the release statement sends for a key hash: the hash in lower-case hex. */
@@ -88,16 +86,7 @@ public final class PgReleaseNotifications implements AutoCloseable {
    * Registers {@code listener} for a key (by its hash); starts the listener thread on first use.
    */
   public ReleaseSubscription register(byte[] keyHash, Runnable listener) {
-    Objects.requireNonNull(listener, "listener");
-    String key = payload(keyHash);
-    Runnable mine = listener::run; // a fresh identity per registration
-    listeners.compute(
-        key,
-        (k, set) -> {
-          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
-          out.add(mine);
-          return out;
-        });
+    ReleaseSubscription subscription = listeners.register(payload(keyHash), listener);
     if (started.compareAndSet(false, true)) {
       Thread t =
           new Thread(this::run, "redlock-pg-notify-" + THREADS.incrementAndGet() + " " + name);
@@ -105,17 +94,7 @@ public final class PgReleaseNotifications implements AutoCloseable {
       thread = t;
       t.start();
     }
-    AtomicBoolean done = new AtomicBoolean();
-    return () -> {
-      if (done.compareAndSet(false, true)) {
-        listeners.computeIfPresent(
-            key,
-            (k, set) -> {
-              set.remove(mine);
-              return set.isEmpty() ? null : set;
-            });
-      }
-    };
+    return subscription;
   }
 
   /** True while the listening connection is listening (for tests). */
@@ -143,14 +122,15 @@ public final class PgReleaseNotifications implements AutoCloseable {
         subscribed = true;
         failures = 0;
         backoffNanos = MIN_BACKOFF.toNanos();
-        callEveryone(); // releases while not listening were missed: a spurious wakeup is cheap
+        listeners
+            .releasedAll(); // releases while not listening were missed: a spurious wakeup is cheap
         long heardAt = System.nanoTime();
         while (!closed) {
           PGNotification[] received = pg.getNotifications(POLL_MILLIS);
           if (received != null && received.length > 0) {
             heardAt = System.nanoTime();
             for (PGNotification n : received) {
-              notifyListeners(n.getParameter());
+              listeners.released(n.getParameter());
             }
           } else if (System.nanoTime() - heardAt > CHECK_AFTER_NANOS) {
             try (Statement s = c.createStatement()) {
@@ -192,31 +172,6 @@ public final class PgReleaseNotifications implements AutoCloseable {
         break; // close() interrupts the pause
       }
       backoffNanos = Math.min(backoffNanos * 2, MAX_BACKOFF.toNanos());
-    }
-  }
-
-  private void callEveryone() {
-    for (Set<Runnable> set : listeners.values()) {
-      for (Runnable listener : set) {
-        runQuietly(listener);
-      }
-    }
-  }
-
-  private void notifyListeners(String key) {
-    Set<Runnable> set = key == null ? null : listeners.get(key);
-    if (set != null) {
-      for (Runnable listener : set) {
-        runQuietly(listener);
-      }
-    }
-  }
-
-  private void runQuietly(Runnable listener) {
-    try {
-      listener.run();
-    } catch (RuntimeException e) {
-      log.debug("{}: a release listener failed: {}", name, e.toString());
     }
   }
 

@@ -1,11 +1,8 @@
 package io.redlock.redis.internal;
 
+import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
 import java.time.Duration;
-import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -34,8 +31,8 @@ final class ReleaseNotifications implements AutoCloseable {
   private final String channel;
   private final RedisErrors errors;
 
-  /** Listeners by stored key; each registration is its own Runnable (identity matters). */
-  private final ConcurrentMap<String, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+  /** Listeners by stored key. */
+  private final ReleaseListeners<String> listeners;
 
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
@@ -54,19 +51,12 @@ final class ReleaseNotifications implements AutoCloseable {
     this.config = config;
     this.channel = channel;
     this.errors = errors;
+    this.listeners = new ReleaseListeners<>(name);
   }
 
   /** Registers {@code listener} for the stored key; starts the subscriber on first use. */
   ReleaseSubscription register(String storedKey, Runnable listener) {
-    Objects.requireNonNull(listener, "listener");
-    Runnable mine = listener::run; // a fresh identity per registration
-    listeners.compute(
-        storedKey,
-        (k, set) -> {
-          Set<Runnable> out = set != null ? set : ConcurrentHashMap.newKeySet();
-          out.add(mine);
-          return out;
-        });
+    ReleaseSubscription subscription = listeners.register(storedKey, listener);
     if (started.compareAndSet(false, true)) {
       Thread t =
           new Thread(this::run, "redlock-redis-notify-" + THREADS.incrementAndGet() + " " + name);
@@ -74,17 +64,7 @@ final class ReleaseNotifications implements AutoCloseable {
       thread = t;
       t.start();
     }
-    AtomicBoolean done = new AtomicBoolean();
-    return () -> {
-      if (done.compareAndSet(false, true)) {
-        listeners.computeIfPresent(
-            storedKey,
-            (k, set) -> {
-              set.remove(mine);
-              return set.isEmpty() ? null : set;
-            });
-      }
-    };
+    return subscription;
   }
 
   /** True while the subscriber connection is subscribed (for tests). */
@@ -142,38 +122,17 @@ final class ReleaseNotifications implements AutoCloseable {
     }
   }
 
-  private void notifyListeners(String storedKey) {
-    Set<Runnable> set = listeners.get(storedKey);
-    if (set != null) {
-      for (Runnable listener : set) {
-        runQuietly(listener);
-      }
-    }
-  }
-
-  private void runQuietly(Runnable listener) {
-    try {
-      listener.run();
-    } catch (RuntimeException e) {
-      log.debug("{}: a release listener failed: {}", name, e.toString());
-    }
-  }
-
   private final class Subscriber extends JedisPubSub {
     @Override
     public void onSubscribe(String subscribedChannel, int subscribedChannels) {
       subscribed = true;
       // Releases while not subscribed were missed: a spurious wakeup costs only one retry.
-      for (Set<Runnable> set : listeners.values()) {
-        for (Runnable listener : set) {
-          runQuietly(listener);
-        }
-      }
+      listeners.releasedAll();
     }
 
     @Override
     public void onMessage(String fromChannel, String storedKey) {
-      notifyListeners(storedKey);
+      listeners.released(storedKey);
     }
   }
 
