@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.redlock.Lease;
 import io.redlock.Redlock;
 import io.redlock.redis.RedisLockNode;
-import io.redlock.testservers.RedisServer;
+import io.redlock.testservers.RedisServers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,19 +25,19 @@ import org.junit.jupiter.api.Timeout;
 @DisplayName("Redlock.acquire waiters on real redis-servers hear releases")
 class RedisReleaseNotificationWaiterTest {
   private static final Duration TTL = Duration.ofSeconds(30);
-  private static final List<RedisServer> servers = new ArrayList<>();
+  private static RedisServers servers;
   private final List<AutoCloseable> closing = new ArrayList<>();
 
   @BeforeAll
   static void startServers() {
-    for (int i = 0; i < 3; i++) {
-      servers.add(RedisServer.start());
-    }
+    servers = RedisServers.start(3);
   }
 
   @AfterAll
   static void stopServers() {
-    servers.forEach(RedisServer::close);
+    if (servers != null) {
+      servers.close();
+    }
   }
 
   @AfterEach
