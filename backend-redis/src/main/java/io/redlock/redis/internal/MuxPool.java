@@ -36,6 +36,9 @@ final class MuxPool {
   /** How many slots of {@link #idle} are filled. */
   private final AtomicInteger idleCount = new AtomicInteger();
 
+  /** Connections being opened to be kept idle ({@link #addIdle}): open, but not lent out. */
+  private final AtomicInteger warming = new AtomicInteger();
+
   /** Borrowers waiting for a connection to come back or a slot to free up. */
   private final AtomicInteger waiters = new AtomicInteger();
 
@@ -109,7 +112,12 @@ final class MuxPool {
   /** Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open. */
   void addIdle() throws Exception {
     if (reserve()) {
-      giveBack(create());
+      warming.incrementAndGet();
+      try {
+        giveBack(create());
+      } finally {
+        warming.decrementAndGet(); // after the give-back, so the connection never looks lent
+      }
     }
   }
 
@@ -166,7 +174,9 @@ final class MuxPool {
   }
 
   int active() {
-    return Math.max(0, open.get() - idleCount.get());
+    // A warm-up connection is counted in neither idle nor lent: a caller that has given back every
+    // connection it borrowed sees zero even while the warm-up is still connecting.
+    return Math.max(0, open.get() - idleCount.get() - warming.get());
   }
 
   /** Closes the idle connections now and lent ones when they are given back. Idempotent. */

@@ -1,0 +1,104 @@
+package io.redlock.redis.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.testservers.RedisServer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.commons.pool2.PooledObject;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionFactory;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.DefaultJedisSocketFactory;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+
+/** The connection pool's counts, on connections to a real Redis server. */
+@Timeout(60)
+@DisplayName("MuxPool")
+class MuxPoolTest {
+  private static RedisServer redis;
+
+  @BeforeAll
+  static void start() {
+    redis = RedisServer.start();
+  }
+
+  @AfterAll
+  static void stop() {
+    redis.close();
+  }
+
+  /** Opens real connections; each waits for {@code gate} first if one is set. */
+  private static final class GatedFactory extends ConnectionFactory {
+    volatile CountDownLatch gate;
+    final CountDownLatch waiting = new CountDownLatch(1);
+
+    GatedFactory(HostAndPort address, JedisClientConfig config) {
+      super(
+          ConnectionFactory.builder()
+              .connectionBuilder(
+                  new MuxConnection.Builder()
+                      .socketFactory(new DefaultJedisSocketFactory(address, config))
+                      .clientConfig(config))
+              .clientConfig(config)
+              .hostAndPort(address));
+    }
+
+    @Override
+    public PooledObject<Connection> makeObject() throws Exception {
+      CountDownLatch g = gate;
+      if (g != null) {
+        gate = null;
+        waiting.countDown();
+        g.await(30, TimeUnit.SECONDS);
+      }
+      return super.makeObject();
+    }
+  }
+
+  @Test
+  @DisplayName("a warm-up connection still being opened is not counted as lent out")
+  void warmUpIsNotLent() throws Exception {
+    DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder();
+    redis.password().ifPresent(config::password);
+    GatedFactory factory =
+        new GatedFactory(new HostAndPort(redis.host(), redis.port()), config.build());
+    CountDownLatch release = new CountDownLatch(1);
+    factory.gate = release;
+    MuxPool pool = new MuxPool(factory, 4, Duration.ofMinutes(1));
+    try {
+      CompletableFuture<Void> warmUp =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  pool.addIdle();
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      assertThat(factory.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+
+      MuxConnection borrowed = pool.borrow(Duration.ofSeconds(5));
+      assertThat(pool.active()).as("one borrowed, the warm-up still connecting").isEqualTo(1);
+      pool.giveBack(borrowed);
+      assertThat(pool.active()).as("everything borrowed was given back").isZero();
+      assertThat(pool.idle()).isEqualTo(1);
+
+      release.countDown();
+      warmUp.get(10, TimeUnit.SECONDS);
+      assertThat(pool.active()).isZero();
+      assertThat(pool.idle()).as("the warm-up connection joined the idle ones").isEqualTo(2);
+    } finally {
+      release.countDown();
+      pool.close();
+    }
+  }
+}
