@@ -159,6 +159,27 @@ class JdbcLockNodeTest {
       }
       TestDatabases.execute(url, "SELECT token FROM " + schema + ".locks");
     }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+        strings = {"plain:key", "pair \uD83D\uDD12 ok", "nul \u0000 here", "lone \uD800 x"})
+    @DisplayName("lock_key shows the key as text, NUL and lone surrogates as U+FFFD")
+    void readableKeyColumn(String key) throws Exception {
+      String url = TestDatabases.postgres().jdbcUrl();
+      String table = TestDatabases.uniqueTable("text");
+      String expected = key.replace('\u0000', '\uFFFD').replace('\uD800', '\uFFFD');
+      try (JdbcLockNode node = JdbcLockNode.builder(url).table(table).createTable(true).build();
+          Connection c = DriverManager.getConnection(url);
+          Statement s = c.createStatement()) {
+        assertThat(acquire(node, key, "t")).isTrue();
+        assertThat(acquire(node, key, "other")).as("the same key is held").isFalse();
+        try (java.sql.ResultSet rs = s.executeQuery("SELECT lock_key FROM " + table)) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getString(1)).isEqualTo(expected);
+        }
+        assertThat(node.release(key, "t").await(WAIT)).isTrue();
+      }
+    }
   }
 
   @Nested

@@ -153,6 +153,15 @@ public abstract class Dialect {
   }
 
   /**
+   * Whether the driver enforces {@link java.sql.Statement#setQueryTimeout} with a timer in this
+   * process (which sends a cancel request when it fires) rather than on the server. Such a timer is
+   * dropped when the connection fails, so a shorter network timeout makes it pointless.
+   */
+  public boolean queryTimeoutIsClientTimer() {
+    return false;
+  }
+
+  /**
    * A query answering one row with one integer column: the database's current time, in microseconds
    * since 1970-01-01 00:00 UTC, from the clock its expiries use, read anew by this statement and
    * independent of the session's time zone.

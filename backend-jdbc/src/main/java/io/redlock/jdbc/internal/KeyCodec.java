@@ -77,18 +77,30 @@ public final class KeyCodec {
 
   /** The primary key of {@code key}: SHA-256 of its bytes. */
   public static byte[] hash(byte[] keyBytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(keyBytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
+    return SHA_256.get().digest(keyBytes); // digest() resets it for the next call
   }
+
+  /**
+   * One digest per thread: looking one up through the security providers cost more than hashing.
+   */
+  private static final ThreadLocal<MessageDigest> SHA_256 =
+      ThreadLocal.withInitial(
+          () -> {
+            try {
+              return MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+              throw new IllegalStateException("every Java platform has SHA-256", e);
+            }
+          });
 
   /**
    * The key as readable text for the {@code lock_key} column, which is for people only: NUL and
    * lone surrogates, which some databases cannot store as text, become U+FFFD.
    */
   public static String display(String key) {
+    if (storableAsText(key)) {
+      return key;
+    }
     StringBuilder sb = new StringBuilder(key.length());
     for (int i = 0; i < key.length(); ) {
       int cp = key.codePointAt(i);
@@ -98,6 +110,26 @@ public final class KeyCodec {
       sb.appendCodePoint(unstorable ? 0xFFFD : cp);
     }
     return sb.toString();
+  }
+
+  /** True if no character of {@code key} needs replacing by {@link #display}. */
+  private static boolean storableAsText(String key) {
+    for (int i = 0; i < key.length(); i++) {
+      char ch = key.charAt(i);
+      if (ch == 0) {
+        return false;
+      }
+      if (Character.isSurrogate(ch)) {
+        if (Character.isHighSurrogate(ch)
+            && i + 1 < key.length()
+            && Character.isLowSurrogate(key.charAt(i + 1))) {
+          i++; // a valid pair is one storable code point
+        } else {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** Rejects a key or token too long to store, naming which and the limit. */

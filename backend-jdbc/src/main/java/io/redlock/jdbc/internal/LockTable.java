@@ -33,7 +33,10 @@ public final class LockTable {
   /** Work done with a connection. */
   @FunctionalInterface
   private interface Work<T> {
-    T run(Connection c, Dialect d) throws SQLException;
+    /**
+     * @param timeout the query timeout for its statements, in seconds; 0 for none
+     */
+    T run(Connection c, Dialect d, int timeout) throws SQLException;
   }
 
   /** Network timeouts are enforced on the socket; the executor is only a formality. */
@@ -47,6 +50,9 @@ public final class LockTable {
   private final Dialect expected;
   private volatile Dialect dialect;
   private volatile boolean fenceColumn;
+
+  /** The lock statements' SQL for the dialect in use; see {@link #sql(Dialect)}. */
+  private volatile Sql sql;
 
   /** Whether PostgreSQL release statements also notify the table's channel. */
   private volatile boolean notifyReleases;
@@ -93,8 +99,8 @@ public final class LockTable {
     return run(
         "tryAcquire",
         budget,
-        (c, d) -> {
-          try (PreparedStatement ps = prepare(c, d.acquire(table))) {
+        (c, d, t) -> {
+          try (PreparedStatement ps = prepare(c, sql(d).acquire(), t)) {
             ps.setBytes(1, hash);
             ps.setString(2, KeyCodec.display(key));
             ps.setBytes(3, token);
@@ -124,13 +130,13 @@ public final class LockTable {
     return run(
         "tryAcquireFenced",
         budget,
-        (c, d) -> {
+        (c, d, t) -> {
           requireFenceColumn(c, d);
           boolean returnsFence = d.fencedAcquireReturnsFence();
           try (PreparedStatement ps =
               returnsFence
-                  ? prepare(c, d.acquireFenced(table))
-                  : prepareWithKeys(c, d.acquireFenced(table))) {
+                  ? prepare(c, sql(d).acquireFenced(), t)
+                  : prepareWithKeys(c, sql(d).acquireFenced(), t)) {
             ps.setBytes(1, hash);
             ps.setString(2, KeyCodec.display(key));
             ps.setBytes(3, token);
@@ -191,9 +197,10 @@ public final class LockTable {
     return run(
         "release",
         budget,
-        (c, d) -> {
+        (c, d, t) -> {
           boolean fence = fenceColumn;
-          try (PreparedStatement ps = prepare(c, d.release(table, fence))) {
+          try (PreparedStatement ps =
+              prepare(c, fence ? sql(d).releaseFenced() : sql(d).release(), t)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             if (!d.releaseReturnsLiveness(fence)) {
@@ -208,10 +215,11 @@ public final class LockTable {
               }
             }
           }
-          if (!fence || d.releaseKept(table).isEmpty()) {
+          String kept = sql(d).releaseKept();
+          if (!fence || kept == null) {
             return false;
           }
-          try (PreparedStatement ps = prepare(c, d.releaseKept(table).get())) {
+          try (PreparedStatement ps = prepare(c, kept, t)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             return ps.executeUpdate() == 1;
@@ -228,9 +236,9 @@ public final class LockTable {
     return run(
         "raiseFence",
         budget,
-        (c, d) -> {
+        (c, d, t) -> {
           requireFenceColumn(c, d);
-          try (PreparedStatement ps = prepare(c, d.raiseFence(table))) {
+          try (PreparedStatement ps = prepare(c, sql(d).raiseFence(), t)) {
             ps.setLong(1, atLeast);
             ps.setBytes(2, hash);
             ps.setBytes(3, token);
@@ -238,10 +246,11 @@ public final class LockTable {
               return true;
             }
           }
-          if (d.raiseFenceRecheck(table).isEmpty()) {
+          String recheck = sql(d).raiseFenceRecheck();
+          if (recheck == null) {
             return false;
           }
-          try (PreparedStatement ps = prepare(c, d.raiseFenceRecheck(table).get())) {
+          try (PreparedStatement ps = prepare(c, recheck, t)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             ps.setLong(3, atLeast);
@@ -257,7 +266,7 @@ public final class LockTable {
     return run(
         "status",
         null,
-        (c, d) ->
+        (c, d, t) ->
             d.status(c, new Dialect.StatusContext(node, table, queryTimeoutSeconds, createTable)));
   }
 
@@ -268,8 +277,8 @@ public final class LockTable {
     return run(
         "serverTime",
         null,
-        (c, d) -> {
-          try (PreparedStatement ps = prepare(c, d.serverTimeMicros());
+        (c, d, t) -> {
+          try (PreparedStatement ps = prepare(c, d.serverTimeMicros(), t);
               ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) {
               throw new SQLException("the clock query returned no row: " + d.serverTimeMicros());
@@ -287,8 +296,8 @@ public final class LockTable {
     return run(
         "extend",
         budget,
-        (c, d) -> {
-          try (PreparedStatement ps = prepare(c, d.extend(table))) {
+        (c, d, t) -> {
+          try (PreparedStatement ps = prepare(c, sql(d).extend(), t)) {
             ps.setLong(1, d.ttlUnits(ttl));
             ps.setBytes(2, hash);
             ps.setBytes(3, token);
@@ -303,8 +312,8 @@ public final class LockTable {
     return run(
         "inspect",
         null,
-        (c, d) -> {
-          try (PreparedStatement ps = prepare(c, d.inspect(table))) {
+        (c, d, t) -> {
+          try (PreparedStatement ps = prepare(c, d.inspect(table), t)) {
             ps.setBytes(1, hash);
             try (ResultSet rs = ps.executeQuery()) {
               if (!rs.next()) {
@@ -340,15 +349,63 @@ public final class LockTable {
     return Optional.ofNullable(dialect);
   }
 
+  /**
+   * The text of every statement a lock call runs, built once per dialect: building it per call cost
+   * a concatenation, and the driver's statement cache then hashed the new string.
+   */
+  private record Sql(
+      Dialect dialect,
+      String acquire,
+      String acquireFenced,
+      String release,
+      String releaseFenced,
+      String releaseKept,
+      String extend,
+      String raiseFence,
+      String raiseFenceRecheck) {
+    static Sql of(Dialect d, TableName table) {
+      return new Sql(
+          d,
+          d.acquire(table),
+          d.acquireFenced(table),
+          d.release(table, false),
+          d.release(table, true),
+          d.releaseKept(table).orElse(null),
+          d.extend(table),
+          d.raiseFence(table),
+          d.raiseFenceRecheck(table).orElse(null));
+    }
+  }
+
+  private Sql sql(Dialect d) {
+    Sql s = sql;
+    if (s == null || s.dialect() != d) {
+      s = Sql.of(d, table);
+      sql = s;
+    }
+    return s;
+  }
+
   private PreparedStatement prepare(Connection c, String sql) throws SQLException {
+    return prepare(c, sql, queryTimeoutSeconds);
+  }
+
+  /** A statement with a query timeout of {@code timeout} seconds, or none if 0. */
+  private static PreparedStatement prepare(Connection c, String sql, int timeout)
+      throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);
-    ps.setQueryTimeout(queryTimeoutSeconds);
+    if (timeout > 0) {
+      ps.setQueryTimeout(timeout);
+    }
     return ps;
   }
 
-  private PreparedStatement prepareWithKeys(Connection c, String sql) throws SQLException {
+  private static PreparedStatement prepareWithKeys(Connection c, String sql, int timeout)
+      throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
-    ps.setQueryTimeout(queryTimeoutSeconds);
+    if (timeout > 0) {
+      ps.setQueryTimeout(timeout);
+    }
     return ps;
   }
 
@@ -450,8 +507,8 @@ public final class LockTable {
     try {
       T result =
           budget == null
-              ? withConnection(c -> work.run(c, d))
-              : inline(budget, c -> work.run(c, d));
+              ? withConnection(c -> work.run(c, d, queryTimeoutSeconds))
+              : inline(budget, c -> work.run(c, d, inlineQueryTimeout(d, budget)));
       if (!healthy) {
         healthy = true;
       }
@@ -473,6 +530,18 @@ public final class LockTable {
       }
       throw translate(operation, e);
     }
+  }
+
+  /**
+   * The query timeout of an inline call's statements. The network timeout (the budget) bounds an
+   * inline call; a client-side query timer that would fire later can never fire, since it dies with
+   * the connection the network timeout breaks, so it is left out: it cost a wake-up of the driver's
+   * timer thread per statement.
+   */
+  private int inlineQueryTimeout(Dialect d, Duration budget) {
+    return d.queryTimeoutIsClientTimer() && budget.toMillis() < queryTimeoutSeconds * 1000L
+        ? 0
+        : queryTimeoutSeconds;
   }
 
   @FunctionalInterface

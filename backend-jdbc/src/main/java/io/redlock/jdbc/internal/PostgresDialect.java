@@ -153,6 +153,12 @@ final class PostgresDialect extends Dialect {
     return channel.length() > 63 ? channel.substring(0, 63) : channel;
   }
 
+  /** pgjdbc: a task on its shared {@code java.util.Timer}, cancelled when the statement ends. */
+  @Override
+  public boolean queryTimeoutIsClientTimer() {
+    return true;
+  }
+
   @Override
   public String extend(TableName table) {
     return "UPDATE "
