@@ -106,15 +106,30 @@ public interface Reply<T> {
       Budgeted<T> operation, BooleanSupplier inlineAllowed, Executor executor, String node) {
     Objects.requireNonNull(operation, "operation");
     Objects.requireNonNull(inlineAllowed, "inlineAllowed");
-    StealableReply<T> reply = new StealableReply<>(operation, inlineAllowed, node);
-    try {
-      executor.execute(reply);
-    } catch (RejectedExecutionException e) {
-      return failed(
-          new RedlockTransientException(
-              node, "the node's worker pool refused the call (closed or overloaded)", e));
+    Objects.requireNonNull(executor, "executor");
+    StealableReply<T> reply = new StealableReply<>(operation, inlineAllowed, executor, node);
+    if (StealableReply.deferThisOne(inlineAllowed)) {
+      return reply; // the engine awaits this one first and runs it: no worker to wake
     }
+    reply.dispatch(); // a refusal fails the reply
     return reply;
+  }
+
+  /**
+   * For engines: this thread starts one call on each node now, and will then await first the
+   * replies that {@link #runsOnAwait()}, in the order it made them. Until {@link #endFanOut}, the
+   * first reply {@link #supplyAsyncOrInline} makes on this thread (when it may run inline) is not
+   * queued for a worker, since the engine is going to run it itself; that saves waking a worker for
+   * nothing. Such a reply is queued when {@link #await} cannot run it inline after all, and when it
+   * is {@link #abandon}ed, so it runs in any case as long as it is awaited or abandoned.
+   */
+  static void beginFanOut() {
+    StealableReply.fanOut(true);
+  }
+
+  /** Ends what {@link #beginFanOut} started; call it in a {@code finally}. */
+  static void endFanOut() {
+    StealableReply.fanOut(false);
   }
 
   /**

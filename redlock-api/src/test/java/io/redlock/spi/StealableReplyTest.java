@@ -19,7 +19,9 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 @DisplayName("Reply.supplyAsyncOrInline (work stealing)")
@@ -234,6 +236,120 @@ class StealableReplyTest {
     } finally {
       workers.shutdownNow();
       callers.shutdownNow();
+    }
+  }
+
+  @Nested
+  @DisplayName("inside an engine's fan-out")
+  class FanOut {
+    @AfterEach
+    void end() {
+      Reply.endFanOut();
+    }
+
+    @Test
+    @DisplayName("the first call that may run inline is not queued; the others are")
+    void firstIsDeferred() {
+      ManualExecutor executor = new ManualExecutor();
+      Recorder first = new Recorder();
+      Recorder second = new Recorder();
+      Reply.beginFanOut();
+      Reply<String> a = Reply.supplyAsyncOrInline(first, () -> true, executor, "node-a");
+      Reply<String> b = Reply.supplyAsyncOrInline(second, () -> true, executor, "node-b");
+      Reply.endFanOut();
+
+      assertThat(executor.queued).hasSize(1);
+      assertThat(a).hasToString("StealableReply[node-a, deferred]");
+      assertThat(a.runsOnAwait()).isTrue();
+      assertThat(a.await(WAIT)).isEqualTo("answer");
+      assertThat(first.threads).containsExactly(Thread.currentThread());
+      executor.runAll(); // node-b's worker
+      assertThat(second.budgets).containsExactly((Duration) null);
+      assertThat(b.await(WAIT)).isEqualTo("answer");
+    }
+
+    @Test
+    @DisplayName("a call that may not run inline when made is queued at once")
+    void notInlineNotDeferred() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply.supplyAsyncOrInline(new Recorder(), () -> false, executor, "node-a");
+      Reply<String> b = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "node-b");
+      assertThat(executor.queued).hasSize(1);
+      assertThat(b).hasToString("StealableReply[node-b, deferred]");
+    }
+
+    @Test
+    @DisplayName("nothing is deferred outside a fan-out")
+    void onlyInsideFanOut() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply.endFanOut();
+      Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "node-a");
+      assertThat(executor.queued).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("a deferred call that cannot run inline when awaited is queued then")
+    void queuedOnAwait() throws Exception {
+      ExecutorService worker = Executors.newSingleThreadExecutor();
+      try {
+        AtomicReference<Boolean> allowed = new AtomicReference<>(true);
+        Recorder op = new Recorder();
+        Reply.beginFanOut();
+        Reply<String> reply = Reply.supplyAsyncOrInline(op, allowed::get, worker, "node-a");
+        Reply.endFanOut();
+        allowed.set(false);
+        assertThat(reply.runsOnAwait()).as("the engine must still come to it first").isTrue();
+        assertThat(reply.await(WAIT)).isEqualTo("answer");
+        assertThat(op.budgets).containsExactly((Duration) null);
+        assertThat(op.threads).doesNotContain(Thread.currentThread());
+      } finally {
+        worker.shutdownNow();
+      }
+    }
+
+    @Test
+    @DisplayName("a zero wait queues a deferred call instead of leaving it unstarted")
+    void zeroWaitQueues() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
+      Reply.endFanOut();
+      assertThatThrownBy(() -> reply.await(Duration.ZERO)).isInstanceOf(NodeTimeoutException.class);
+      assertThat(executor.queued).hasSize(1);
+      executor.runAll();
+      assertThat(reply.await(Duration.ZERO)).isEqualTo("answer");
+    }
+
+    @Test
+    @DisplayName("an abandoned deferred call still runs and reports its late answer")
+    void abandonedRuns() {
+      ManualExecutor executor = new ManualExecutor();
+      Recorder op = new Recorder();
+      Reply.beginFanOut();
+      Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+      Reply.endFanOut();
+      List<String> late = new ArrayList<>();
+      reply.abandon(late::add);
+      executor.runAll();
+      assertThat(op.threads).hasSize(1);
+      assertThat(late).containsExactly("answer");
+    }
+
+    @Test
+    @DisplayName("a deferred call that the executor refuses when awaited fails naming the node")
+    void refusedOnAwait() {
+      Executor refusing =
+          r -> {
+            throw new RejectedExecutionException("full");
+          };
+      Reply.beginFanOut();
+      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> false, refusing, "n");
+      Reply.endFanOut();
+      assertThatThrownBy(() -> reply.await(WAIT))
+          .isInstanceOf(RedlockTransientException.class)
+          .hasMessageContaining("refused");
     }
   }
 }

@@ -392,21 +392,26 @@ final class QuorumRedlock implements Redlock {
     QuorumLease lease = new QuorumLease(this, resource, token, ttl);
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<AcquireResult>[] replies = new Reply[n];
-    for (int i = 0; i < n; i++) {
-      try {
-        replies[i] = nodes[i].tryAcquire(resource, token, ttl);
-      } catch (IllegalArgumentException e) {
-        // The caller's input: give up, but first make sure nothing already started lingers.
-        lease.markDone();
-        for (int j = 0; j < i; j++) {
-          if (replies[j] != null) {
-            abandonAcquire(replies[j], lease, j);
+    Reply.beginFanOut();
+    try {
+      for (int i = 0; i < n; i++) {
+        try {
+          replies[i] = nodes[i].tryAcquire(resource, token, ttl);
+        } catch (IllegalArgumentException e) {
+          // The caller's input: give up, but first make sure nothing already started lingers.
+          lease.markDone();
+          for (int j = 0; j < i; j++) {
+            if (replies[j] != null) {
+              abandonAcquire(replies[j], lease, j);
+            }
           }
+          throw e;
+        } catch (RuntimeException e) {
+          nodeFailed(tally, i, "tryAcquire", e);
         }
-        throw e;
-      } catch (RuntimeException e) {
-        nodeFailed(tally, i, "tryAcquire", e);
       }
+    } finally {
+      Reply.endFanOut();
     }
     long deadline = start + nodeTimeoutNanos;
     for (int step = 0; step < 2 * n; step++) {
@@ -494,12 +499,17 @@ final class QuorumRedlock implements Redlock {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
     List<String> failed = null;
-    for (int i = 0; i < n; i++) {
-      try {
-        replies[i] = nodes[i].release(resource, token);
-      } catch (RuntimeException e) {
-        failed = addFailure(failed, i, "release", e);
+    Reply.beginFanOut();
+    try {
+      for (int i = 0; i < n; i++) {
+        try {
+          replies[i] = nodes[i].release(resource, token);
+        } catch (RuntimeException e) {
+          failed = addFailure(failed, i, "release", e);
+        }
       }
+    } finally {
+      Reply.endFanOut();
     }
     long deadline = ticker.read() + nodeTimeoutNanos;
     int deleted = 0;
@@ -544,19 +554,24 @@ final class QuorumRedlock implements Redlock {
     int n = nodes.length;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
-    for (int i = 0; i < n; i++) {
-      try {
-        replies[i] = nodes[i].extend(resource, token, ttl);
-      } catch (IllegalArgumentException e) {
-        for (int j = 0; j < i; j++) {
-          if (replies[j] != null) {
-            abandonQuietly(replies[j], j);
+    Reply.beginFanOut();
+    try {
+      for (int i = 0; i < n; i++) {
+        try {
+          replies[i] = nodes[i].extend(resource, token, ttl);
+        } catch (IllegalArgumentException e) {
+          for (int j = 0; j < i; j++) {
+            if (replies[j] != null) {
+              abandonQuietly(replies[j], j);
+            }
           }
+          throw e;
+        } catch (RuntimeException e) {
+          nodeFailed(tally, i, "extend", e);
         }
-        throw e;
-      } catch (RuntimeException e) {
-        nodeFailed(tally, i, "extend", e);
       }
+    } finally {
+      Reply.endFanOut();
     }
     for (int step = 0; step < 2 * n; step++) {
       int i = step % n;

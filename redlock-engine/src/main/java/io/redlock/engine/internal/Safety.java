@@ -186,23 +186,28 @@ final class Safety {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<AcquireResult>[] replies = new Reply[n];
     String operation = fencing ? "tryAcquireFenced" : "tryAcquire";
-    for (int i = 0; i < n; i++) {
-      try {
-        replies[i] =
-            fencing
-                ? nodes[i].tryAcquireFenced(resource, token, ttl)
-                : nodes[i].tryAcquire(resource, token, ttl);
-      } catch (IllegalArgumentException e) {
-        lease.markDone();
-        for (int j = 0; j < i; j++) {
-          if (replies[j] != null) {
-            redlock.abandonAcquire(replies[j], lease, j);
+    Reply.beginFanOut();
+    try {
+      for (int i = 0; i < n; i++) {
+        try {
+          replies[i] =
+              fencing
+                  ? nodes[i].tryAcquireFenced(resource, token, ttl)
+                  : nodes[i].tryAcquire(resource, token, ttl);
+        } catch (IllegalArgumentException e) {
+          lease.markDone();
+          for (int j = 0; j < i; j++) {
+            if (replies[j] != null) {
+              redlock.abandonAcquire(replies[j], lease, j);
+            }
           }
+          throw e;
+        } catch (RuntimeException e) {
+          redlock.nodeFailed(tally, i, operation, e);
         }
-        throw e;
-      } catch (RuntimeException e) {
-        redlock.nodeFailed(tally, i, operation, e);
       }
+    } finally {
+      Reply.endFanOut();
     }
 
     // Round 1: the votes. The status of a granting node is asked right after its vote was awaited,
@@ -442,19 +447,24 @@ final class Safety {
     long start = redlock.ticker.read();
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
-    for (int i = 0; i < n; i++) {
-      try {
-        replies[i] = nodes[i].extend(resource, token, ttl);
-      } catch (IllegalArgumentException e) {
-        for (int j = 0; j < i; j++) {
-          if (replies[j] != null) {
-            redlock.abandonQuietly(replies[j], j);
+    Reply.beginFanOut();
+    try {
+      for (int i = 0; i < n; i++) {
+        try {
+          replies[i] = nodes[i].extend(resource, token, ttl);
+        } catch (IllegalArgumentException e) {
+          for (int j = 0; j < i; j++) {
+            if (replies[j] != null) {
+              redlock.abandonQuietly(replies[j], j);
+            }
           }
+          throw e;
+        } catch (RuntimeException e) {
+          redlock.nodeFailed(tally, i, "extend", e);
         }
-        throw e;
-      } catch (RuntimeException e) {
-        redlock.nodeFailed(tally, i, "extend", e);
       }
+    } finally {
+      Reply.endFanOut();
     }
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<NodeStatus>[] statuses = new Reply[n];

@@ -30,6 +30,9 @@ class AwaitOrderTest {
   /** A worker pool that never runs anything: only the engine's thread can do the work. */
   private static final Executor NEVER = task -> {};
 
+  /** Calls handed to the worker pool of the logging nodes. */
+  private int queued;
+
   private final List<String> awaited = new CopyOnWriteArrayList<>();
 
   /**
@@ -49,7 +52,13 @@ class AwaitOrderTest {
       Reply<T> inner =
           blocking
               ? Reply.supplyAsyncOrInline(
-                  budget -> call.get().await(budget), () -> true, NEVER, name())
+                  budget -> call.get().await(budget),
+                  () -> true,
+                  task -> {
+                    queued++;
+                    NEVER.execute(task);
+                  },
+                  name())
               : call.get();
       return new Reply<>() {
         @Override
@@ -139,6 +148,29 @@ class AwaitOrderTest {
     lease.release();
     assertThat(awaited)
         .containsExactly("blocking-3", "blocking-4", "async-0", "async-1", "async-2");
+  }
+
+  @Test
+  @DisplayName("the first blocking call of each fan-out is not queued: no worker is woken for it")
+  void firstBlockingCallNotQueued() {
+    List<LockNode> nodes = new ArrayList<>();
+    nodes.add(new LoggingNode("async-0", false));
+    for (int i = 1; i < 4; i++) {
+      nodes.add(new LoggingNode("blocking-" + i, true));
+    }
+    QuorumRedlock redlock = redlock(nodes);
+
+    Lease lease = redlock.tryAcquire("fan-out-key", Duration.ofSeconds(30)).orElseThrow();
+    assertThat(queued).as("acquire: blocking-2 and blocking-3").isEqualTo(2);
+    assertThat(lease.extend(Duration.ofSeconds(30))).isTrue();
+    assertThat(queued).as("and the extension").isEqualTo(4);
+    assertThat(lease.release().deleted()).isEqualTo(4);
+    assertThat(queued).as("and the release").isEqualTo(6);
+    assertThat(awaited).endsWith("blocking-1", "blocking-2", "blocking-3", "async-0");
+
+    // outside the engine's fan-out, a call is queued at once, as before
+    nodes.get(1).release("fan-out-key", "no-such-token");
+    assertThat(queued).isEqualTo(7);
   }
 
   @Test
