@@ -1,0 +1,223 @@
+package io.redlock.benchmarks;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * Compares builds of the library in one JVM, on the same servers, slice by slice: each build gets a
+ * class loader of its own (its benchmarks jar, which carries the library and its drivers), and the
+ * builds take turns running a short slice of lock cycles on one thread. Noise from a shared machine
+ * then hits neighbouring slices of both builds alike, and the per-slice ratio is far steadier than
+ * comparing separate runs: on this project's 2-core machines two runs of the same build, in
+ * separate JVMs, differed by up to 10%, while an A/A comparison here gave a median ratio within 1%.
+ *
+ * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] A.jar B.jar ...};
+ * the first jar is the reference. {@code benchmarks/compare} builds jars of git revisions and runs
+ * this. One thread only: it measures the cost of a cycle, not scaling.
+ */
+public final class CompareBuilds {
+  private static final String DRIVER = CycleDriver.class.getName();
+
+  private CompareBuilds() {}
+
+  public static void main(String[] args) throws Exception {
+    String topology = "redis5";
+    int slices = 400;
+    int per = 100;
+    List<Path> jars = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--topology" -> topology = value(args, ++i);
+        case "--slices" -> slices = positive(args, ++i);
+        case "--per" -> per = positive(args, ++i);
+        default -> {
+          Path jar = Path.of(args[i]);
+          if (!Files.isRegularFile(jar)) {
+            throw new IllegalArgumentException(
+                "not a jar file: " + args[i] + " (give the benchmarks.jar of each build)");
+          }
+          jars.add(jar);
+        }
+      }
+    }
+    if (jars.size() < 2) {
+      throw new IllegalArgumentException(
+          "give at least two benchmarks jars to compare, the reference first");
+    }
+    List<String> uris = RedlockBenchmark.uris(topology);
+    byte[] driverBytes = classBytes(CycleDriver.class);
+    List<LongUnaryOperator> drivers = new ArrayList<>();
+    List<URLClassLoader> loaders = new ArrayList<>();
+    try {
+      for (int j = 0; j < jars.size(); j++) {
+        URLClassLoader loader = new BuildLoader(jars.get(j).toUri().toURL(), driverBytes);
+        loaders.add(loader);
+        drivers.add(newDriver(loader, uris, "compare:" + j + ":"));
+      }
+      run(jars, drivers, slices, per, topology);
+    } finally {
+      for (LongUnaryOperator driver : drivers) {
+        ((AutoCloseable) driver).close();
+      }
+      for (URLClassLoader loader : loaders) {
+        loader.close();
+      }
+    }
+    System.exit(0); // the servers of BenchServers.get() stop at exit
+  }
+
+  private static void run(
+      List<Path> jars, List<LongUnaryOperator> drivers, int slices, int per, String topology) {
+    int n = drivers.size();
+    for (int warm = 0; warm < 50; warm++) {
+      for (LongUnaryOperator driver : drivers) {
+        driver.applyAsLong(per);
+      }
+    }
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long[][] wall = new long[n][slices];
+    long[][] cpu = new long[n][slices];
+    for (int s = 0; s < slices; s++) {
+      for (int k = 0; k < n; k++) {
+        int j = s % 2 == 0 ? k : n - 1 - k; // who goes first alternates
+        long cpu0 = threads.getCurrentThreadCpuTime();
+        wall[j][s] = drivers.get(j).applyAsLong(per);
+        cpu[j][s] = threads.getCurrentThreadCpuTime() - cpu0;
+      }
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "%s, 1 thread, %d slices of %d cycles per build, taking turns%n%n",
+        topology,
+        slices,
+        per);
+    System.out.println(
+        "| build | cycle µs, median slice | calling thread's CPU µs per cycle, median slice |"
+            + " wall ÷ reference, per slice: median [p25–p75] | CPU ÷ reference |");
+    System.out.println("|---|---:|---:|---:|---:|");
+    for (int j = 0; j < n; j++) {
+      String ratios = "1 (reference)";
+      String cpuRatios = "1";
+      if (j > 0) {
+        ratios = quartiles(wall[j], wall[0]);
+        cpuRatios = quartiles(cpu[j], cpu[0]);
+      }
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %.1f | %.1f | %s | %s |%n",
+          jars.get(j),
+          median(wall[j]) / 1e3 / per,
+          median(cpu[j]) / 1e3 / per,
+          ratios,
+          cpuRatios);
+    }
+  }
+
+  private static String quartiles(long[] subject, long[] reference) {
+    double[] r = new double[subject.length];
+    for (int s = 0; s < r.length; s++) {
+      r[s] = (double) subject[s] / reference[s];
+    }
+    Arrays.sort(r);
+    return String.format(
+        Locale.ROOT, "%.3f [%.3f–%.3f]", r[r.length / 2], r[r.length / 4], r[3 * r.length / 4]);
+  }
+
+  private static double median(long[] values) {
+    long[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+
+  private static LongUnaryOperator newDriver(ClassLoader loader, List<String> uris, String prefix)
+      throws ReflectiveOperationException {
+    // JDBC drivers register with DriverManager when their class initializes, and DriverManager
+    // hands a caller only the drivers of its own class loader: initialize this build's one.
+    try {
+      Class.forName("org.postgresql.Driver", true, loader);
+    } catch (ClassNotFoundException e) {
+      // a build without PostgreSQL: fine for Redis topologies
+    }
+    Thread current = Thread.currentThread();
+    ClassLoader before = current.getContextClassLoader();
+    current.setContextClassLoader(loader); // ServiceLoader lookups of node providers
+    try {
+      return (LongUnaryOperator)
+          loader
+              .loadClass(DRIVER)
+              .getConstructor(List.class, String.class)
+              .newInstance(uris, prefix);
+    } finally {
+      current.setContextClassLoader(before);
+    }
+  }
+
+  private static byte[] classBytes(Class<?> type) {
+    String resource = type.getName().replace('.', '/') + ".class";
+    try (InputStream in = type.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("cannot read " + resource);
+      }
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * One build: its jar, with only the JDK shared. Builds older than {@link CycleDriver} get this
+   * build's copy of it, defined in their loader so that it links against their classes.
+   */
+  private static final class BuildLoader extends URLClassLoader {
+    private final byte[] driverBytes;
+
+    BuildLoader(URL jar, byte[] driverBytes) {
+      super(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
+      this.driverBytes = driverBytes;
+    }
+
+    @Override
+    protected Class<?> findClass(String name) throws ClassNotFoundException {
+      try {
+        return super.findClass(name);
+      } catch (ClassNotFoundException e) {
+        if (name.equals(DRIVER)) {
+          return defineClass(name, driverBytes, 0, driverBytes.length);
+        }
+        throw e;
+      }
+    }
+  }
+
+  private static String value(String[] args, int i) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(args[i - 1] + " needs a value");
+    }
+    return args[i];
+  }
+
+  private static int positive(String[] args, int i) {
+    String v = value(args, i);
+    try {
+      int n = Integer.parseInt(v);
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new IllegalArgumentException(args[i - 1] + " needs a positive whole number, got " + v);
+  }
+}
