@@ -36,8 +36,11 @@ final class MuxPool {
   /** How many slots of {@link #idle} are filled. */
   private final AtomicInteger idleCount = new AtomicInteger();
 
-  /** Connections being opened to be kept idle ({@link #addIdle}): open, but not lent out. */
-  private final AtomicInteger warming = new AtomicInteger();
+  /**
+   * Connections lent out: counted where they are handed out and taken back, so that a connection
+   * being opened to be kept idle ({@link #addIdle}) never counts as lent.
+   */
+  private final AtomicInteger lent = new AtomicInteger();
 
   /** Borrowers waiting for a connection to come back or a slot to free up. */
   private final AtomicInteger waiters = new AtomicInteger();
@@ -53,8 +56,19 @@ final class MuxPool {
     this.idle = new AtomicReferenceArray<>(maxTotal);
   }
 
-  /** An idle connection, or null if none is idle; never waits and never does network I/O. */
+  /**
+   * Lends an idle connection, or answers null if none is idle; never waits and never does network
+   * I/O. Give it back with {@link #giveBack} or {@link #discard}.
+   */
   MuxConnection pollIdle() {
+    MuxConnection c = takeIdle();
+    if (c != null) {
+      lent.incrementAndGet();
+    }
+    return c;
+  }
+
+  private MuxConnection takeIdle() {
     int n = idle.length();
     // threads start at different slots so that they do not all race for the first one
     int start = (int) (Thread.currentThread().getId() % n);
@@ -66,7 +80,7 @@ final class MuxPool {
         if (System.nanoTime() - c.idleSince < maxIdleNanos && !c.isBroken()) {
           return c;
         }
-        discard(c);
+        dispose(c);
       }
     }
     return null;
@@ -83,12 +97,13 @@ final class MuxPool {
     long deadline = System.nanoTime() + maxWait.toNanos();
     while (true) {
       checkOpen();
-      MuxConnection c = pollIdle();
-      if (c != null) {
-        return c;
+      MuxConnection c = takeIdle();
+      if (c == null && reserve()) {
+        c = create();
       }
-      if (reserve()) {
-        return create();
+      if (c != null) {
+        lent.incrementAndGet();
+        return c;
       }
       long left = deadline - System.nanoTime();
       if (left <= 0) {
@@ -112,19 +127,19 @@ final class MuxPool {
   /** Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open. */
   void addIdle() throws Exception {
     if (reserve()) {
-      warming.incrementAndGet();
-      try {
-        giveBack(create());
-      } finally {
-        warming.decrementAndGet(); // after the give-back, so the connection never looks lent
-      }
+      keepIdle(create());
     }
   }
 
-  /** Takes back a healthy connection for reuse. */
+  /** Takes back a lent connection that is healthy, for reuse. */
   void giveBack(MuxConnection c) {
+    lent.decrementAndGet();
+    keepIdle(c);
+  }
+
+  private void keepIdle(MuxConnection c) {
     if (closed) {
-      discard(c);
+      dispose(c);
       return;
     }
     c.idleSince = System.nanoTime();
@@ -137,18 +152,23 @@ final class MuxPool {
         if (closed && idle.compareAndSet(i, c, null)) {
           // raced with close(): close() may have emptied the slots before this one was filled
           idleCount.decrementAndGet();
-          discard(c);
+          dispose(c);
           return;
         }
         signal();
         return;
       }
     }
-    discard(c); // cannot happen: there is a slot for every connection that may be open
+    dispose(c); // cannot happen: there is a slot for every connection that may be open
   }
 
-  /** Closes a connection whose state is unknown or broken, freeing its slot. */
+  /** Closes a lent connection whose state is unknown or broken, freeing its slot. */
   void discard(Connection c) {
+    lent.decrementAndGet();
+    dispose(c);
+  }
+
+  private void dispose(Connection c) {
     try {
       c.disconnect();
     } catch (RuntimeException ignored) {
@@ -164,7 +184,7 @@ final class MuxPool {
       MuxConnection c = idle.getAndSet(i, null);
       if (c != null) {
         idleCount.decrementAndGet();
-        discard(c);
+        dispose(c);
       }
     }
   }
@@ -173,10 +193,9 @@ final class MuxPool {
     return idleCount.get();
   }
 
+  /** Connections lent out now. */
   int active() {
-    // A warm-up connection is counted in neither idle nor lent: a caller that has given back every
-    // connection it borrowed sees zero even while the warm-up is still connecting.
-    return Math.max(0, open.get() - idleCount.get() - warming.get());
+    return lent.get();
   }
 
   /** Closes the idle connections now and lent ones when they are given back. Idempotent. */

@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.commons.pool2.PooledObject;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -100,5 +102,42 @@ class MuxPoolTest {
       release.countDown();
       pool.close();
     }
+  }
+
+  @Test
+  @DisplayName("warm-ups and clears never show a connection as lent when nobody borrowed one")
+  void lentCountsOnlyBorrowers() throws Exception {
+    DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder();
+    redis.password().ifPresent(config::password);
+    GatedFactory factory =
+        new GatedFactory(new HostAndPort(redis.host(), redis.port()), config.build());
+    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1));
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicLong reads = new AtomicLong();
+    AtomicLong wrong = new AtomicLong();
+    Thread reader =
+        new Thread(
+            () -> {
+              while (!stop.get()) {
+                reads.incrementAndGet();
+                if (pool.active() != 0) {
+                  wrong.incrementAndGet();
+                }
+              }
+            });
+    reader.start();
+    try {
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+      for (int i = 0; i < 100_000 && System.nanoTime() < end; i++) {
+        pool.addIdle(); // opens a connection and keeps it idle
+        pool.clear(); // closes it again
+      }
+    } finally {
+      stop.set(true);
+      reader.join(10_000);
+      pool.close();
+    }
+    assertThat(reads.get()).isPositive();
+    assertThat(wrong.get()).as("reads of active() that were not 0, of %d", reads.get()).isZero();
   }
 }
