@@ -49,7 +49,8 @@ public interface Reply<T> {
    * queue, no worker has started it, and the backend lets the awaiting thread take it over (see
    * {@link #supplyAsyncOrInline}). The engine awaits such replies before the others, so that its
    * thread does a blocking node's work instead of parking while a worker thread wakes up. Must be
-   * cheap and must not block. Default: false.
+   * cheap and must not block. Default: false. A reply that wraps another (for metrics, say) should
+   * pass this on; if it does not, the wrapped call simply runs on a worker.
    */
   default boolean runsOnAwait() {
     return false;
@@ -108,28 +109,42 @@ public interface Reply<T> {
     Objects.requireNonNull(inlineAllowed, "inlineAllowed");
     Objects.requireNonNull(executor, "executor");
     StealableReply<T> reply = new StealableReply<>(operation, inlineAllowed, executor, node);
-    if (StealableReply.deferThisOne(inlineAllowed)) {
-      return reply; // the engine awaits this one first and runs it: no worker to wake
+    if (!StealableReply.deferred(reply)) {
+      reply.dispatch(); // a refusal fails the reply
     }
-    reply.dispatch(); // a refusal fails the reply
     return reply;
   }
 
-  /**
-   * For engines: this thread starts one call on each node now, and will then await first the
-   * replies that {@link #runsOnAwait()}, in the order it made them. Until {@link #endFanOut}, the
-   * first reply {@link #supplyAsyncOrInline} makes on this thread (when it may run inline) is not
-   * queued for a worker, since the engine is going to run it itself; that saves waking a worker for
-   * nothing. Such a reply is queued when {@link #await} cannot run it inline after all, and when it
-   * is {@link #abandon}ed, so it runs in any case as long as it is awaited or abandoned.
-   */
+  // -------------------------------------------------------------------------------------------
+  // For engines: a fan-out without a wasted worker wake-up. An engine that starts one call on each
+  // node, then awaits first the replies that runsOnAwait(), in the order it made them, calls
+  // beginFanOut() before the calls, endFanOut() after them (in a finally), awaiting(reply) before
+  // each await, and dispatchDeferred() after its await loop (in a finally). The first reply that
+  // supplyAsyncOrInline makes in between is then kept back instead of queued, since the engine is
+  // about to run it itself. Whatever else happens first queues it, so it never starts later than it
+  // would have. An engine that does not call these gets every call queued at once, as before.
+
+  /** Starts a fan-out on this thread (see above). */
   static void beginFanOut() {
-    StealableReply.fanOut(true);
+    StealableReply.beginFanOut();
   }
 
-  /** Ends what {@link #beginFanOut} started; call it in a {@code finally}. */
+  /** Ends the making of calls that {@link #beginFanOut} started; the awaiting goes on. */
   static void endFanOut() {
-    StealableReply.fanOut(false);
+    StealableReply.endFanOut();
+  }
+
+  /**
+   * Tells that this thread is about to await {@code next}: a reply kept back that is not {@code
+   * next} is queued first.
+   */
+  static void awaiting(Reply<?> next) {
+    StealableReply.awaiting(next);
+  }
+
+  /** Queues the reply kept back by this thread's fan-out, if it is still waiting. */
+  static void dispatchDeferred() {
+    StealableReply.dispatchDeferred();
   }
 
   /**

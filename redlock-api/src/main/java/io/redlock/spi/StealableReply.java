@@ -16,9 +16,13 @@ import java.util.function.Consumer;
  * thread gets to it first, the worker or the thread awaiting the reply. One compare-and-set
  * decides, so the operation runs exactly once.
  *
- * <p>Inside an engine's fan-out ({@link Reply#beginFanOut}) the first such reply is not queued at
- * once: the engine awaits it first and runs it itself, so no worker is woken for nothing. It is
- * queued when it cannot run inline after all, and when it is abandoned.
+ * <p>Inside an engine's fan-out ({@link Reply#beginFanOut}) the first such reply is kept back
+ * instead of queued (it is "pending" for the thread): the engine awaits it first and runs it
+ * itself, so no worker is woken for nothing. Anything else queues it, so that it never starts later
+ * than it would have: the engine awaiting another reply first ({@link Reply#awaiting}), the await
+ * loop ending by any path ({@link Reply#dispatchDeferred}), another fan-out beginning, the engine
+ * asking {@link #runsOnAwait} when it may no longer run inline, an {@link #await} that cannot run
+ * it, and {@link #abandon}.
  */
 final class StealableReply<T> implements Reply<T>, Runnable {
   private static final VarHandle TAKEN;
@@ -31,24 +35,61 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
   }
 
-  /** Per thread: [0] inside a fan-out, [1] its first stealable reply was deferred. */
-  private static final ThreadLocal<boolean[]> FAN_OUT =
-      ThreadLocal.withInitial(() -> new boolean[2]);
+  /** One thread's fan-out: whether one is being made, and the reply kept back, if any. */
+  private static final class FanOut {
+    boolean open;
+    boolean deferredOne;
+    StealableReply<?> pending;
 
-  static void fanOut(boolean begins) {
-    boolean[] fanOut = FAN_OUT.get();
-    fanOut[0] = begins;
-    fanOut[1] = false;
+    void dispatchPending() {
+      StealableReply<?> p = pending;
+      if (p != null) {
+        pending = null;
+        p.dispatch();
+      }
+    }
   }
 
-  /** True once per fan-out: for the first reply that may run inline when it is made. */
-  static boolean deferThisOne(BooleanSupplier inlineAllowed) {
-    boolean[] fanOut = FAN_OUT.get();
-    if (fanOut[0] && !fanOut[1] && inlineAllowed.getAsBoolean()) {
-      fanOut[1] = true;
-      return true;
+  private static final ThreadLocal<FanOut> FAN_OUT = ThreadLocal.withInitial(FanOut::new);
+
+  static void beginFanOut() {
+    FanOut f = FAN_OUT.get();
+    f.dispatchPending(); // one kept back by an enclosing fan-out: it must not wait for this one
+    f.open = true;
+    f.deferredOne = false;
+  }
+
+  static void endFanOut() {
+    FAN_OUT.get().open = false; // the reply kept back, if any, stays pending until awaited
+  }
+
+  static void awaiting(Reply<?> next) {
+    FanOut f = FAN_OUT.get();
+    if (f.pending != null) {
+      if (f.pending == next) {
+        f.pending = null; // its await runs it here, or queues it
+      } else {
+        f.dispatchPending();
+      }
     }
-    return false;
+  }
+
+  static void dispatchDeferred() {
+    FAN_OUT.get().dispatchPending();
+  }
+
+  /** Keeps {@code reply} back if it is the first of an open fan-out and may run inline now. */
+  static boolean deferred(StealableReply<?> reply) {
+    FanOut f = FAN_OUT.get();
+    if (!f.open || f.deferredOne) {
+      return false;
+    }
+    f.deferredOne = true; // only the first: one made after a refused one would not be awaited first
+    if (!reply.inlineAllowed.getAsBoolean()) {
+      return false;
+    }
+    f.pending = reply;
+    return true;
   }
 
   private final Reply.Budgeted<T> operation;
@@ -77,8 +118,8 @@ final class StealableReply<T> implements Reply<T>, Runnable {
    * @return false if the executor refused it (closed or full); the reply has then failed
    */
   boolean dispatch() {
-    if (!dispatched.compareAndSet(false, true)) {
-      return true;
+    if (taken || !dispatched.compareAndSet(false, true)) {
+      return true; // run, running, or queued already
     }
     try {
       executor.execute(this);
@@ -106,13 +147,17 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
   }
 
-  /**
-   * True also for a deferred call that cannot run inline any more: its await queues it at once, so
-   * the engine must come to it first.
-   */
+  /** A kept-back call that may no longer run inline is queued now, and the answer is false. */
   @Override
   public boolean runsOnAwait() {
-    return !taken && (!dispatched.get() || inlineAllowed.getAsBoolean());
+    if (taken) {
+      return false;
+    }
+    if (inlineAllowed.getAsBoolean()) {
+      return true;
+    }
+    dispatch();
+    return false;
   }
 
   @Override
@@ -145,7 +190,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
 
   @Override
   public void abandon(Consumer<? super T> lateAnswer) {
-    dispatch(); // a deferred call still runs, as a queued one would
+    dispatch(); // a kept-back call still runs, as a queued one would
     future.thenAccept(lateAnswer);
   }
 
@@ -153,7 +198,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   public String toString() {
     return "StealableReply["
         + node
-        + (taken ? ", taken" : dispatched.get() ? ", queued" : ", deferred")
+        + (taken ? ", taken" : dispatched.get() ? ", queued" : ", kept back")
         + "]";
   }
 }

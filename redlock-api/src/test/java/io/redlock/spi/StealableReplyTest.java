@@ -245,11 +245,12 @@ class StealableReplyTest {
     @AfterEach
     void end() {
       Reply.endFanOut();
+      Reply.dispatchDeferred();
     }
 
     @Test
-    @DisplayName("the first call that may run inline is not queued; the others are")
-    void firstIsDeferred() {
+    @DisplayName("the first call is kept back when it may run inline; the others are queued")
+    void firstIsKeptBack() {
       ManualExecutor executor = new ManualExecutor();
       Recorder first = new Recorder();
       Recorder second = new Recorder();
@@ -259,8 +260,9 @@ class StealableReplyTest {
       Reply.endFanOut();
 
       assertThat(executor.queued).hasSize(1);
-      assertThat(a).hasToString("StealableReply[node-a, deferred]");
+      assertThat(a).hasToString("StealableReply[node-a, kept back]");
       assertThat(a.runsOnAwait()).isTrue();
+      Reply.awaiting(a);
       assertThat(a.await(WAIT)).isEqualTo("answer");
       assertThat(first.threads).containsExactly(Thread.currentThread());
       executor.runAll(); // node-b's worker
@@ -269,18 +271,18 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("a call that may not run inline when made is queued at once")
-    void notInlineNotDeferred() {
+    @DisplayName("only the first call may be kept back: after a refused one, all are queued")
+    void onlyTheFirst() {
       ManualExecutor executor = new ManualExecutor();
       Reply.beginFanOut();
       Reply.supplyAsyncOrInline(new Recorder(), () -> false, executor, "node-a");
       Reply<String> b = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "node-b");
-      assertThat(executor.queued).hasSize(1);
-      assertThat(b).hasToString("StealableReply[node-b, deferred]");
+      assertThat(executor.queued).hasSize(2);
+      assertThat(b).hasToString("StealableReply[node-b, queued]");
     }
 
     @Test
-    @DisplayName("nothing is deferred outside a fan-out")
+    @DisplayName("nothing is kept back outside a fan-out")
     void onlyInsideFanOut() {
       ManualExecutor executor = new ManualExecutor();
       Reply.beginFanOut();
@@ -290,7 +292,58 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("a deferred call that cannot run inline when awaited is queued then")
+    @DisplayName("awaiting another reply first queues the kept-back call")
+    void awaitingAnotherQueues() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply<String> kept = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
+      Reply.endFanOut();
+      Reply<String> other = Reply.of("other");
+      Reply.awaiting(other);
+      assertThat(executor.queued).hasSize(1);
+      assertThat(kept).hasToString("StealableReply[a, queued]");
+    }
+
+    @Test
+    @DisplayName("the end of the await loop queues a kept-back call nobody awaited")
+    void dispatchDeferredQueues() {
+      ManualExecutor executor = new ManualExecutor();
+      Recorder op = new Recorder();
+      Reply.beginFanOut();
+      Reply.supplyAsyncOrInline(op, () -> true, executor, "a");
+      Reply.endFanOut();
+      Reply.dispatchDeferred();
+      executor.runAll();
+      assertThat(op.threads).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("a new fan-out queues the call an enclosing one kept back")
+    void nestedFanOutQueues() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "outer");
+      Reply.beginFanOut();
+      assertThat(executor.queued).hasSize(1);
+      Reply<String> inner = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "in");
+      assertThat(inner).hasToString("StealableReply[in, kept back]");
+    }
+
+    @Test
+    @DisplayName("asked whether it runs on await when it may not any more, it is queued")
+    void runsOnAwaitQueuesWhenRefused() {
+      ManualExecutor executor = new ManualExecutor();
+      AtomicReference<Boolean> allowed = new AtomicReference<>(true);
+      Reply.beginFanOut();
+      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), allowed::get, executor, "a");
+      Reply.endFanOut();
+      allowed.set(false);
+      assertThat(reply.runsOnAwait()).isFalse();
+      assertThat(executor.queued).hasSize(1);
+    }
+
+    @Test
+    @DisplayName("a kept-back call that cannot run inline when awaited is queued then")
     void queuedOnAwait() throws Exception {
       ExecutorService worker = Executors.newSingleThreadExecutor();
       try {
@@ -300,7 +353,7 @@ class StealableReplyTest {
         Reply<String> reply = Reply.supplyAsyncOrInline(op, allowed::get, worker, "node-a");
         Reply.endFanOut();
         allowed.set(false);
-        assertThat(reply.runsOnAwait()).as("the engine must still come to it first").isTrue();
+        Reply.awaiting(reply);
         assertThat(reply.await(WAIT)).isEqualTo("answer");
         assertThat(op.budgets).containsExactly((Duration) null);
         assertThat(op.threads).doesNotContain(Thread.currentThread());
@@ -310,7 +363,7 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("a zero wait queues a deferred call instead of leaving it unstarted")
+    @DisplayName("a zero wait queues a kept-back call instead of leaving it unstarted")
     void zeroWaitQueues() {
       ManualExecutor executor = new ManualExecutor();
       Reply.beginFanOut();
@@ -323,7 +376,7 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("an abandoned deferred call still runs and reports its late answer")
+    @DisplayName("an abandoned kept-back call still runs and reports its late answer")
     void abandonedRuns() {
       ManualExecutor executor = new ManualExecutor();
       Recorder op = new Recorder();
@@ -338,18 +391,35 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("a deferred call that the executor refuses when awaited fails naming the node")
-    void refusedOnAwait() {
+    @DisplayName("abandoning a call that already ran queues nothing")
+    void abandonAfterRunQueuesNothing() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply.beginFanOut();
+      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
+      Reply.endFanOut();
+      assertThat(reply.await(WAIT)).isEqualTo("answer");
+      reply.abandon(answer -> {});
+      assertThat(executor.queued).isEmpty();
+    }
+
+    @Test
+    @DisplayName(
+        "a kept-back call that the executor refuses when it is queued fails naming the node")
+    void refusedWhenQueued() {
+      AtomicReference<Boolean> allowed = new AtomicReference<>(true);
       Executor refusing =
           r -> {
             throw new RejectedExecutionException("full");
           };
       Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> false, refusing, "n");
+      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), allowed::get, refusing, "n");
       Reply.endFanOut();
+      assertThat(reply).hasToString("StealableReply[n, kept back]");
+      allowed.set(false);
       assertThatThrownBy(() -> reply.await(WAIT))
           .isInstanceOf(RedlockTransientException.class)
-          .hasMessageContaining("refused");
+          .hasMessageContaining("refused")
+          .hasMessageContaining("n");
     }
   }
 }

@@ -414,24 +414,28 @@ final class QuorumRedlock implements Redlock {
       Reply.endFanOut();
     }
     long deadline = start + nodeTimeoutNanos;
-    for (int step = 0; step < 2 * n; step++) {
-      int i = step % n;
-      Reply<AcquireResult> reply = takeInAwaitOrder(replies, step);
-      if (reply == null) {
-        continue;
-      }
-      try {
-        if (reply.await(remaining(deadline)).acquired()) {
-          tally.yes(quorum, 0);
-        } else {
-          tally.no(i);
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = step % n;
+        Reply<AcquireResult> reply = takeInAwaitOrder(replies, step);
+        if (reply == null) {
+          continue;
         }
-      } catch (RuntimeException e) {
-        nodeFailed(tally, i, "tryAcquire", e);
-        if (stillPending(e)) {
-          abandonAcquire(reply, lease, i);
+        try {
+          if (reply.await(remaining(deadline)).acquired()) {
+            tally.yes(quorum, 0);
+          } else {
+            tally.no(i);
+          }
+        } catch (RuntimeException e) {
+          nodeFailed(tally, i, "tryAcquire", e);
+          if (stillPending(e)) {
+            abandonAcquire(reply, lease, i);
+          }
         }
       }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
     }
     long end = ticker.read();
     tally.elapsedNanos = end - start;
@@ -514,23 +518,27 @@ final class QuorumRedlock implements Redlock {
     long deadline = ticker.read() + nodeTimeoutNanos;
     int deleted = 0;
     int answered = 0;
-    for (int step = 0; step < 2 * n; step++) {
-      int i = step % n;
-      Reply<Boolean> reply = takeInAwaitOrder(replies, step);
-      if (reply == null) {
-        continue;
-      }
-      try {
-        if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
-          deleted++;
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = step % n;
+        Reply<Boolean> reply = takeInAwaitOrder(replies, step);
+        if (reply == null) {
+          continue;
         }
-        answered++;
-      } catch (RuntimeException e) {
-        failed = addFailure(failed, i, "release", e);
-        if (stillPending(e)) {
-          abandonQuietly(reply, i);
+        try {
+          if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+            deleted++;
+          }
+          answered++;
+        } catch (RuntimeException e) {
+          failed = addFailure(failed, i, "release", e);
+          if (stillPending(e)) {
+            abandonQuietly(reply, i);
+          }
         }
       }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
     }
     return new ReleaseOutcome(deleted, answered, n, inNodeOrder(failed));
   }
@@ -573,25 +581,29 @@ final class QuorumRedlock implements Redlock {
     } finally {
       Reply.endFanOut();
     }
-    for (int step = 0; step < 2 * n; step++) {
-      int i = step % n;
-      Reply<Boolean> reply = takeInAwaitOrder(replies, step);
-      if (reply == null) {
-        continue;
-      }
-      try {
-        if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
-          tally.yes(quorum, ticker.read());
-        } else {
-          tally.no++;
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = step % n;
+        Reply<Boolean> reply = takeInAwaitOrder(replies, step);
+        if (reply == null) {
+          continue;
         }
-      } catch (RuntimeException e) {
-        nodeFailed(tally, i, "extend", e);
-        if (stillPending(e)) {
-          // A late "extended" only keeps our own key a little longer; nothing to undo.
-          abandonQuietly(reply, i);
+        try {
+          if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+            tally.yes(quorum, ticker.read());
+          } else {
+            tally.no++;
+          }
+        } catch (RuntimeException e) {
+          nodeFailed(tally, i, "extend", e);
+          if (stillPending(e)) {
+            // A late "extended" only keeps our own key a little longer; nothing to undo.
+            abandonQuietly(reply, i);
+          }
         }
       }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
     }
   }
 
@@ -626,11 +638,22 @@ final class QuorumRedlock implements Redlock {
     int n = replies.length;
     int i = step % n;
     R reply = replies[i];
-    if (reply == null || (step < n && !reply.runsOnAwait())) {
+    if (reply == null || (step < n && !runsOnAwait(reply))) {
       return null;
     }
     replies[i] = null;
+    Reply.awaiting(reply); // a reply kept back by the fan-out must not wait behind this one
     return reply;
+  }
+
+  /** A backend's answer, or false if asking failed: then the reply is awaited in node order. */
+  private static boolean runsOnAwait(Reply<?> reply) {
+    try {
+      return reply.runsOnAwait();
+    } catch (RuntimeException e) {
+      LOG.debug("runsOnAwait() failed: {}", e.toString());
+      return false;
+    }
   }
 
   /**

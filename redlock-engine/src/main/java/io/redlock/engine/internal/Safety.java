@@ -218,41 +218,45 @@ final class Safety {
     Reply<NodeStatus>[] statuses = health == null ? null : new Reply[n];
     int grants = 0;
     long fence = 0;
-    for (int step = 0; step < 2 * n; step++) {
-      int i = step % n;
-      Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
-      if (reply == null) {
-        continue;
-      }
-      try {
-        AcquireResult result = reply.await(redlock.remaining(deadline));
-        if (result.acquired() && fencing && result.fence() <= 0) {
-          // A backend bug; its key is ours and is released with the others.
-          redlock.nodeFailed(
-              tally,
-              i,
-              operation,
-              new RedlockNonTransientException(
-                  redlock.names[i],
-                  "tryAcquireFenced answered acquired without a fencing counter; the backend must"
-                      + " answer AcquireResult.acquired(counter)",
-                  null));
-        } else if (result.acquired()) {
-          granted[i] = true;
-          grants++;
-          fence = Math.max(fence, result.fence());
-          if (statuses != null) {
-            statuses[i] = startStatus(i);
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = step % n;
+        Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
+        if (reply == null) {
+          continue;
+        }
+        try {
+          AcquireResult result = reply.await(redlock.remaining(deadline));
+          if (result.acquired() && fencing && result.fence() <= 0) {
+            // A backend bug; its key is ours and is released with the others.
+            redlock.nodeFailed(
+                tally,
+                i,
+                operation,
+                new RedlockNonTransientException(
+                    redlock.names[i],
+                    "tryAcquireFenced answered acquired without a fencing counter; the backend must"
+                        + " answer AcquireResult.acquired(counter)",
+                    null));
+          } else if (result.acquired()) {
+            granted[i] = true;
+            grants++;
+            fence = Math.max(fence, result.fence());
+            if (statuses != null) {
+              statuses[i] = startStatus(i);
+            }
+          } else {
+            tally.no(i);
           }
-        } else {
-          tally.no(i);
-        }
-      } catch (RuntimeException e) {
-        redlock.nodeFailed(tally, i, operation, e);
-        if (QuorumRedlock.stillPending(e)) {
-          redlock.abandonAcquire(reply, lease, i);
+        } catch (RuntimeException e) {
+          redlock.nodeFailed(tally, i, operation, e);
+          if (QuorumRedlock.stillPending(e)) {
+            redlock.abandonAcquire(reply, lease, i);
+          }
         }
       }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
     }
     long validUntil = start + ttlNanos - driftNanos;
     boolean fenced = true;
@@ -468,24 +472,28 @@ final class Safety {
     }
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<NodeStatus>[] statuses = new Reply[n];
-    for (int step = 0; step < 2 * n; step++) {
-      int i = step % n;
-      Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
-      if (reply == null) {
-        continue;
-      }
-      try {
-        if (Boolean.TRUE.equals(reply.await(redlock.remaining(deadline)))) {
-          statuses[i] = startStatus(i);
-        } else {
-          tally.no++;
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = step % n;
+        Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
+        if (reply == null) {
+          continue;
         }
-      } catch (RuntimeException e) {
-        redlock.nodeFailed(tally, i, "extend", e);
-        if (QuorumRedlock.stillPending(e)) {
-          redlock.abandonQuietly(reply, i);
+        try {
+          if (Boolean.TRUE.equals(reply.await(redlock.remaining(deadline)))) {
+            statuses[i] = startStatus(i);
+          } else {
+            tally.no++;
+          }
+        } catch (RuntimeException e) {
+          redlock.nodeFailed(tally, i, "extend", e);
+          if (QuorumRedlock.stillPending(e)) {
+            redlock.abandonQuietly(reply, i);
+          }
         }
       }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
     }
     for (int i = 0; i < n; i++) {
       if (statuses[i] != null) {
