@@ -66,13 +66,17 @@ class MuxPoolTest {
     }
   }
 
+  /** Connections to the test server, opened for real. */
+  private static GatedFactory factory() {
+    DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder();
+    redis.password().ifPresent(config::password);
+    return new GatedFactory(new HostAndPort(redis.host(), redis.port()), config.build());
+  }
+
   @Test
   @DisplayName("a warm-up connection still being opened is not counted as lent out")
   void warmUpIsNotLent() throws Exception {
-    DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder();
-    redis.password().ifPresent(config::password);
-    GatedFactory factory =
-        new GatedFactory(new HostAndPort(redis.host(), redis.port()), config.build());
+    GatedFactory factory = factory();
     CountDownLatch release = new CountDownLatch(1);
     factory.gate = release;
     MuxPool pool = new MuxPool(factory, 4, Duration.ofMinutes(1));
@@ -107,10 +111,7 @@ class MuxPoolTest {
   @Test
   @DisplayName("warm-ups and clears never show a connection as lent when nobody borrowed one")
   void lentCountsOnlyBorrowers() throws Exception {
-    DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder();
-    redis.password().ifPresent(config::password);
-    GatedFactory factory =
-        new GatedFactory(new HostAndPort(redis.host(), redis.port()), config.build());
+    GatedFactory factory = factory();
     MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1));
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong reads = new AtomicLong();
