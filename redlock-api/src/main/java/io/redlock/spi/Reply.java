@@ -50,7 +50,8 @@ public interface Reply<T> {
    * {@link #supplyAsyncOrInline}). The engine awaits such replies before the others, so that its
    * thread does a blocking node's work instead of parking while a worker thread wakes up. Must be
    * cheap and must not block. Default: false. A reply that wraps another (for metrics, say) should
-   * pass this on; if it does not, the wrapped call simply runs on a worker.
+   * pass this on, so that the engine's thread may still take the call over; the engine cannot tell
+   * a wrapper from a call its fan-out kept back, though, so a wrapped call is always queued first.
    */
   default boolean runsOnAwait() {
     return false;

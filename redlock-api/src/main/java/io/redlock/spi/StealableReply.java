@@ -85,7 +85,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
       return false;
     }
     f.deferredOne = true; // only the first: one made after a refused one would not be awaited first
-    if (!reply.inlineAllowed.getAsBoolean()) {
+    if (!reply.inlineOk()) {
       return false;
     }
     f.pending = reply;
@@ -110,6 +110,15 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     this.inlineAllowed = inlineAllowed;
     this.executor = executor;
     this.node = node;
+  }
+
+  /** The backend's answer; false if asking failed, so that the call then goes to a worker. */
+  private boolean inlineOk() {
+    try {
+      return inlineAllowed.getAsBoolean();
+    } catch (RuntimeException e) {
+      return false;
+    }
   }
 
   /**
@@ -153,7 +162,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     if (taken) {
       return false;
     }
-    if (inlineAllowed.getAsBoolean()) {
+    if (inlineOk()) {
       return true;
     }
     dispatch();
@@ -165,7 +174,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     if (timeout.compareTo(Duration.ZERO) > 0
         && !taken
         && !Thread.currentThread().isInterrupted()
-        && inlineAllowed.getAsBoolean()
+        && inlineOk()
         && TAKEN.compareAndSet(this, false, true)) {
       return runHere(timeout);
     }

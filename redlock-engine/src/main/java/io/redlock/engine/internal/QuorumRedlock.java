@@ -410,6 +410,9 @@ final class QuorumRedlock implements Redlock {
           nodeFailed(tally, i, "tryAcquire", e);
         }
       }
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
     } finally {
       Reply.endFanOut();
     }
@@ -512,6 +515,9 @@ final class QuorumRedlock implements Redlock {
           failed = addFailure(failed, i, "release", e);
         }
       }
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
     } finally {
       Reply.endFanOut();
     }
@@ -578,6 +584,9 @@ final class QuorumRedlock implements Redlock {
           nodeFailed(tally, i, "extend", e);
         }
       }
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
     } finally {
       Reply.endFanOut();
     }

@@ -206,6 +206,9 @@ final class Safety {
           redlock.nodeFailed(tally, i, operation, e);
         }
       }
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
     } finally {
       Reply.endFanOut();
     }
@@ -467,6 +470,9 @@ final class Safety {
           redlock.nodeFailed(tally, i, "extend", e);
         }
       }
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
     } finally {
       Reply.endFanOut();
     }

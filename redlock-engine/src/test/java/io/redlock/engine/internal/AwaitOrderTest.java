@@ -198,6 +198,37 @@ class AwaitOrderTest {
   }
 
   @Test
+  @DisplayName("a reply whose runsOnAwait() throws is awaited in node order")
+  void runsOnAwaitFailure() {
+    Reply<String> odd =
+        new Reply<>() {
+          @Override
+          public String await(Duration timeout) {
+            return "odd";
+          }
+
+          @Override
+          public void abandon(Consumer<? super String> lateAnswer) {}
+
+          @Override
+          public boolean runsOnAwait() {
+            throw new IllegalStateException("backend bug");
+          }
+        };
+    Reply<String> b = Reply.supplyAsyncOrInline(budget -> "b", () -> true, NEVER, "b");
+    @SuppressWarnings("unchecked")
+    Reply<String>[] replies = new Reply[] {odd, b};
+    List<Reply<String>> order = new ArrayList<>();
+    for (int step = 0; step < 4; step++) {
+      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, step);
+      if (next != null) {
+        order.add(next);
+      }
+    }
+    assertThat(order).containsExactly(b, odd);
+  }
+
+  @Test
   @DisplayName("the await order hands out every reply once, runnable ones first, else node order")
   void takeInAwaitOrder() {
     Reply<String> a = Reply.of("a");

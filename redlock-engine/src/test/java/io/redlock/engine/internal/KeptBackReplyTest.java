@@ -20,10 +20,13 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The engine's fan-out keeps back the first call of a blocking backend, to run it on its own thread
@@ -258,28 +261,38 @@ class KeptBackReplyTest {
     assertThat(lease).as("node-1 + node-2 are a quorum").isPresent();
   }
 
-  /** A node whose release replies fail the engine's question with an Error (a backend bug). */
-  static class BrokenReleaseNode extends SlowAsyncNode {
-    volatile boolean broken;
+  /** How a broken node fails: a backend bug that reaches the engine as an Error. */
+  enum Breakage {
+    /** Its replies throw when the engine asks {@code runsOnAwait()} (inside the await loop). */
+    REPLY,
+    /** The call itself throws (inside the fan-out, after the kept-back call was made). */
+    CALL
+  }
 
-    BrokenReleaseNode(String name) {
+  /** A node that, once broken, fails its calls with an Error. */
+  static class BrokenNode extends SlowAsyncNode {
+    volatile Breakage breakage;
+
+    BrokenNode(String name) {
       super(name, 0);
     }
 
-    @Override
-    public Reply<Boolean> release(String key, String token) {
-      Reply<Boolean> inner = super.release(key, token);
-      if (!broken) {
+    private <T> Reply<T> maybeBreak(Reply<T> inner) {
+      Breakage b = breakage;
+      if (b == Breakage.CALL) {
+        throw new NoClassDefFoundError("com/example/Codec");
+      }
+      if (b == null) {
         return inner;
       }
       return new Reply<>() {
         @Override
-        public Boolean await(Duration timeout) {
+        public T await(Duration timeout) {
           return inner.await(timeout);
         }
 
         @Override
-        public void abandon(Consumer<? super Boolean> lateAnswer) {
+        public void abandon(Consumer<? super T> lateAnswer) {
           inner.abandon(lateAnswer);
         }
 
@@ -289,32 +302,97 @@ class KeptBackReplyTest {
         }
       };
     }
+
+    @Override
+    public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+      return maybeBreak(super.tryAcquire(key, token, ttl));
+    }
+
+    @Override
+    public Reply<Boolean> release(String key, String token) {
+      return maybeBreak(super.release(key, token));
+    }
+  }
+
+  /** Polls (bounded) until {@code key} is free on {@code node}'s store. */
+  private static boolean freed(StealNode node, String key) throws InterruptedException {
+    for (int i = 0; i < 100; i++) {
+      if (node.store
+          .tryAcquire(key, "probe", Duration.ofMillis(1))
+          .await(Duration.ofSeconds(1))
+          .acquired()) {
+        return true;
+      }
+      Thread.sleep(20);
+    }
+    return false;
+  }
+
+  @ParameterizedTest(name = "the Error comes from {0}")
+  @EnumSource(Breakage.class)
+  @DisplayName("a kept-back release runs even when an Error ends the release early")
+  void releaseRunsAfterAnError(Breakage breakage) throws Exception {
+    StealNode holder = new StealNode("node-0", worker, false, false);
+    BrokenNode broken = new BrokenNode("node-1");
+    InMemoryLockNode fast = new InMemoryLockNode("node-2", Ticker.system());
+    QuorumRedlock redlock = redlock(List.of(holder, broken, fast));
+    Lease lease = redlock.tryAcquire("k", Duration.ofSeconds(10)).orElseThrow();
+
+    broken.breakage = breakage;
+    assertThatThrownBy(lease::release).isInstanceOf(Error.class);
+    // node-0's release was kept back, and the Error came before the engine got to it
+    assertThat(freed(holder, "k")).as("node-0's key was released").isTrue();
   }
 
   @Test
-  @DisplayName("runs even when the await loop ends with an Error: a release is not lost")
-  void releaseRunsAfterAnError() throws Exception {
-    BrokenReleaseNode broken = new BrokenReleaseNode("node-0");
-    StealNode holder = new StealNode("node-1", worker, false, false);
-    InMemoryLockNode fast = new InMemoryLockNode("node-2", Ticker.system());
-    QuorumRedlock redlock = redlock(List.of(broken, holder, fast));
-    Lease lease = redlock.tryAcquire("k", Duration.ofSeconds(10)).orElseThrow();
-
-    broken.broken = true;
-    assertThatThrownBy(lease::release).isInstanceOf(AssertionError.class);
-    // node-1's release was kept back, and the Error came before the engine got to it
-    boolean released = false;
-    for (int i = 0; i < 100 && !released; i++) {
-      released =
+  @DisplayName("a kept-back acquire runs at once when an Error ends the attempt early")
+  void acquireRunsAfterAnError() throws Exception {
+    StealNode holder = new StealNode("node-0", worker, false, false);
+    BrokenNode broken = new BrokenNode("node-1");
+    broken.breakage = Breakage.REPLY;
+    QuorumRedlock redlock = redlock(List.of(holder, broken, new DownNode("node-2")));
+    assertThatThrownBy(() -> redlock.tryAcquire("k", Duration.ofSeconds(10)))
+        .isInstanceOf(AssertionError.class);
+    // as a queued call would have: now, not at this thread's next lock call
+    boolean ran = false;
+    for (int i = 0; i < 100 && !ran; i++) {
+      ran =
           holder
-              .store
-              .tryAcquire("k", "someone-else", Duration.ofSeconds(10))
-              .await(Duration.ofSeconds(1))
-              .acquired();
-      if (!released) {
+                  .store
+                  .tryAcquire("k", "probe", Duration.ofMillis(1))
+                  .await(Duration.ofSeconds(1))
+                  .acquired()
+              == false;
+      if (!ran) {
         Thread.sleep(20);
       }
     }
-    assertThat(released).as("node-1's key was released").isTrue();
+    assertThat(ran).as("node-0's acquire ran").isTrue();
+  }
+
+  @Test
+  @DisplayName("a kept-back call whose backend fails the inline question runs on a worker")
+  void inlineQuestionFails() {
+    AtomicInteger asked = new AtomicInteger();
+    ExecutorService pool = worker;
+    Reply.beginFanOut();
+    Reply<String> reply;
+    try {
+      reply =
+          Reply.supplyAsyncOrInline(
+              budget -> budget == null ? "worker" : "inline",
+              () -> {
+                if (asked.incrementAndGet() > 1) {
+                  throw new IllegalStateException("pool closed");
+                }
+                return true;
+              },
+              pool,
+              "node-0");
+    } finally {
+      Reply.endFanOut();
+    }
+    Reply.awaiting(reply);
+    assertThat(reply.await(Duration.ofSeconds(5))).isEqualTo("worker");
   }
 }
