@@ -144,6 +144,33 @@ class RedisLockNodeTest {
     }
 
     @Test
+    @DisplayName("nodes with other prefixes or TTLs in one fan-out each send their own command")
+    void commandsSharedOnlyWhenEqual() {
+      RedisLockNode a = node(SharedRedis.server().uri() + "?keyPrefix=fan-a:");
+      RedisLockNode b = node(SharedRedis.server().uri() + "?keyPrefix=fan-b:");
+      RedisLockNode c = node(SharedRedis.server().uri() + "?keyPrefix=fan-b:");
+      String key = key();
+      String token = token();
+      // as the engine does: the same key and token to every node, from one thread
+      assertThat(a.tryAcquire(key, token, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(b.tryAcquire(key, token, Duration.ofSeconds(90)).await(WAIT).acquired()).isTrue();
+      assertThat(c.tryAcquire(key, token, TTL).await(WAIT).acquired())
+          .as("the same stored key as b's")
+          .isFalse();
+      try (Jedis plain = SharedRedis.plainClient()) {
+        assertThat(plain.get("fan-a:" + key)).isEqualTo(token);
+        assertThat(plain.pttl("fan-a:" + key)).isBetween(1L, TTL.toMillis());
+        assertThat(plain.pttl("fan-b:" + key)).isGreaterThan(TTL.toMillis());
+        assertThat(a.release(key, token).await(WAIT)).isTrue();
+        assertThat(plain.exists("fan-a:" + key)).isFalse();
+        assertThat(plain.get("fan-b:" + key)).as("b's key is not a's").isEqualTo(token);
+        assertThat(b.release(key, token).await(WAIT)).isTrue();
+        assertThat(c.release(key, token).await(WAIT)).as("already released through b").isFalse();
+        assertThat(plain.exists("fan-b:" + key)).isFalse();
+      }
+    }
+
+    @Test
     @DisplayName("the database index of the URI selects the database that holds the keys")
     void databaseIndex() {
       RedisLockNode node = node(SharedRedis.server().uri() + "/3");

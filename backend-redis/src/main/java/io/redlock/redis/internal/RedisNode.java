@@ -249,15 +249,72 @@ public final class RedisNode implements LockNode {
     checkOpen();
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
-    Rawable px = pxArgument(ttl);
-    CommandArguments set =
-        new CommandArguments(Protocol.Command.SET)
-            .add(ArgumentCache.encode(settings.keyPrefix(), key))
-            .add(ArgumentCache.encode("", token))
-            .add(Protocol.Keyword.NX)
-            .add(Protocol.Keyword.PX)
-            .add(px);
+    String prefix = settings.keyPrefix();
+    LastCommands last = LastCommands.get();
+    CommandArguments set = last.set;
+    if (set == null || !last.setIsFor(prefix, key, token, ttl)) {
+      set =
+          new CommandArguments(Protocol.Command.SET)
+              .add(ArgumentCache.encode(prefix, key))
+              .add(ArgumentCache.encode("", token))
+              .add(Protocol.Keyword.NX)
+              .add(Protocol.Keyword.PX)
+              .add(pxArgument(ttl));
+      last.setFor(prefix, key, token, ttl, set);
+    }
     return start(setNxPx, set);
+  }
+
+  /**
+   * This thread's last SET and release commands. The engine passes the same key, token and TTL to
+   * every node of a fan-out from one thread, and nodes with the same key prefix send the very same
+   * bytes, so one command object serves them all: building it per node was most of a cycle's
+   * remaining garbage. A command is only ever read (sent, or turned into EVAL after NOSCRIPT), so
+   * sharing it is safe; only this thread replaces the cached one.
+   */
+  private static final class LastCommands {
+    private static final ThreadLocal<LastCommands> CACHE =
+        ThreadLocal.withInitial(LastCommands::new);
+
+    private String setPrefix;
+    private String setKey;
+    private String setToken;
+    private Duration setTtl;
+    private CommandArguments set;
+    private String releasePrefix;
+    private String releaseKey;
+    private String releaseToken;
+    private CommandArguments release;
+
+    static LastCommands get() {
+      return CACHE.get();
+    }
+
+    boolean setIsFor(String prefix, String key, String token, Duration ttl) {
+      return key.equals(setKey)
+          && token.equals(setToken)
+          && ttl.equals(setTtl)
+          && prefix.equals(setPrefix);
+    }
+
+    void setFor(String prefix, String key, String token, Duration ttl, CommandArguments command) {
+      setPrefix = prefix;
+      setKey = key;
+      setToken = token;
+      setTtl = ttl;
+      set = command;
+    }
+
+    boolean releaseIsFor(String prefix, String key, String token) {
+      return key.equals(releaseKey) && token.equals(releaseToken) && prefix.equals(releasePrefix);
+    }
+
+    void releaseFor(String prefix, String key, String token, CommandArguments command) {
+      releasePrefix = prefix;
+      releaseKey = key;
+      releaseToken = token;
+      release = command;
+    }
   }
 
   @Override
@@ -265,15 +322,14 @@ public final class RedisNode implements LockNode {
     checkOpen();
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
-    return start(
-        compareAndDelete,
-        script(
-            Protocol.Command.EVALSHA,
-            RELEASE_SHA,
-            settings.keyPrefix(),
-            key,
-            token,
-            releaseChannel));
+    String prefix = settings.keyPrefix(); // the release channel follows from it
+    LastCommands last = LastCommands.get();
+    CommandArguments release = last.release;
+    if (release == null || !last.releaseIsFor(prefix, key, token)) {
+      release = script(Protocol.Command.EVALSHA, RELEASE_SHA, prefix, key, token, releaseChannel);
+      last.releaseFor(prefix, key, token, release);
+    }
+    return start(compareAndDelete, release);
   }
 
   @Override
