@@ -157,6 +157,16 @@ class RedisLockNodeTest {
       assertThat(c.tryAcquire(key, token, TTL).await(WAIT).acquired())
           .as("the same stored key as b's")
           .isFalse();
+      RedisLockNode d = node(SharedRedis.server().uri() + "?keyPrefix=fan-b:");
+      assertThat(b.tryAcquire(key, token, Duration.ofSeconds(90)).await(WAIT).acquired())
+          .as("held already")
+          .isFalse();
+      assertThat(d.tryAcquire(key, token, Duration.ofSeconds(90)).await(WAIT).acquired())
+          .as("b's command, sent by d")
+          .isFalse();
+      assertThatThrownBy(() -> d.tryAcquire(key, token, null))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("ttl");
       try (Jedis plain = SharedRedis.plainClient()) {
         assertThat(plain.get("fan-a:" + key)).isEqualTo(token);
         assertThat(plain.pttl("fan-a:" + key)).isBetween(1L, TTL.toMillis());

@@ -291,9 +291,10 @@ public final class RedisNode implements LockNode {
     }
 
     boolean setIsFor(String prefix, String key, String token, Duration ttl) {
+      // setTtl first: a null ttl must miss and reach the argument check, not throw here
       return key.equals(setKey)
           && token.equals(setToken)
-          && ttl.equals(setTtl)
+          && setTtl.equals(ttl)
           && prefix.equals(setPrefix);
     }
 
