@@ -193,7 +193,10 @@ final class MuxPool {
     return idleCount.get();
   }
 
-  /** Connections lent out now. */
+  /**
+   * Connections lent out now. Counted after a connection is taken and before it is given back, so
+   * for a moment while one is handed out it may read one low, never high.
+   */
   int active() {
     return lent.get();
   }
