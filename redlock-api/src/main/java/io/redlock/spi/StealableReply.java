@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -26,10 +25,13 @@ import java.util.function.Consumer;
  */
 final class StealableReply<T> implements Reply<T>, Runnable {
   private static final VarHandle TAKEN;
+  private static final VarHandle DISPATCHED;
 
   static {
     try {
-      TAKEN = MethodHandles.lookup().findVarHandle(StealableReply.class, "taken", boolean.class);
+      MethodHandles.Lookup lookup = MethodHandles.lookup();
+      TAKEN = lookup.findVarHandle(StealableReply.class, "taken", boolean.class);
+      DISPATCHED = lookup.findVarHandle(StealableReply.class, "dispatched", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -102,7 +104,8 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   private volatile boolean taken;
 
   /** Whether it was handed to the executor (or that was tried); see {@link #dispatch}. */
-  private final AtomicBoolean dispatched = new AtomicBoolean();
+  @SuppressWarnings("unused") // through DISPATCHED
+  private volatile boolean dispatched;
 
   StealableReply(
       Reply.Budgeted<T> operation, BooleanSupplier inlineAllowed, Executor executor, String node) {
@@ -121,25 +124,19 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
   }
 
-  /**
-   * Queues the call on the executor, once.
-   *
-   * @return false if the executor refused it (closed or full); the reply has then failed
-   */
-  boolean dispatch() {
-    if (taken || !dispatched.compareAndSet(false, true)) {
-      return true; // run, running, or queued already
+  /** Queues the call on the executor, once; if the executor refuses it, the reply fails. */
+  void dispatch() {
+    if (taken || !DISPATCHED.compareAndSet(this, false, true)) {
+      return; // run, running, or queued already
     }
     try {
       executor.execute(this);
-      return true;
     } catch (RejectedExecutionException e) {
       if (TAKEN.compareAndSet(this, false, true)) {
         future.completeExceptionally(
             new RedlockTransientException(
                 node, "the node's worker pool refused the call (closed or overloaded)", e));
       }
-      return false;
     }
   }
 
@@ -207,7 +204,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   public String toString() {
     return "StealableReply["
         + node
-        + (taken ? ", taken" : dispatched.get() ? ", queued" : ", kept back")
+        + (taken ? ", taken" : dispatched ? ", queued" : ", kept back")
         + "]";
   }
 }
