@@ -23,9 +23,12 @@ import java.util.function.LongUnaryOperator;
  * comparing separate runs: on this project's 2-core machines two runs of the same build, in
  * separate JVMs, differed by up to 10%, while an A/A comparison here gave a median ratio within 1%.
  *
- * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] A.jar B.jar ...};
- * the first jar is the reference. {@code benchmarks/compare} builds jars of git revisions and runs
- * this. One thread only: it measures the cost of a cycle, not scaling.
+ * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] [--floors] A.jar
+ * B.jar ...}; the first jar is the reference. With {@code --floors} the topology's floors ({@link
+ * Floors}, this harness's own code) take turns too and come first, the lowest floor being the
+ * reference: then one build is enough, and the ratios say how far it is from each floor. {@code
+ * benchmarks/compare} builds jars of git revisions and runs this. One thread only: it measures the
+ * cost of a cycle, not scaling.
  */
 public final class CompareBuilds {
   private static final String DRIVER = CycleDriver.class.getName();
@@ -36,12 +39,14 @@ public final class CompareBuilds {
     String topology = "redis5";
     int slices = 400;
     int per = 100;
+    boolean withFloors = false;
     List<Path> jars = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--topology" -> topology = value(args, ++i);
         case "--slices" -> slices = positive(args, ++i);
         case "--per" -> per = positive(args, ++i);
+        case "--floors" -> withFloors = true;
         default -> {
           Path jar = Path.of(args[i]);
           if (!Files.isRegularFile(jar)) {
@@ -52,21 +57,32 @@ public final class CompareBuilds {
         }
       }
     }
-    if (jars.size() < 2) {
+    if (withFloors ? jars.isEmpty() : jars.size() < 2) {
       throw new IllegalArgumentException(
-          "give at least two benchmarks jars to compare, the reference first");
+          withFloors
+              ? "give at least one benchmarks jar to compare with the floors"
+              : "give at least two benchmarks jars to compare, the reference first"
+                  + " (or one and --floors)");
     }
     List<String> uris = RedlockBenchmark.uris(topology);
     byte[] driverBytes = classBytes(CycleDriver.class);
+    List<String> names = new ArrayList<>();
     List<LongUnaryOperator> drivers = new ArrayList<>();
     List<URLClassLoader> loaders = new ArrayList<>();
     try {
+      if (withFloors) {
+        for (Floors.Floor floor : Floors.of(topology)) {
+          names.add(floor.name());
+          drivers.add(floor.driver());
+        }
+      }
       for (int j = 0; j < jars.size(); j++) {
         URLClassLoader loader = new BuildLoader(jars.get(j).toUri().toURL(), driverBytes);
         loaders.add(loader);
+        names.add(jars.get(j).toString());
         drivers.add(newDriver(loader, uris, "compare:" + j + ":"));
       }
-      run(jars, drivers, slices, per, topology);
+      run(names, drivers, slices, per, topology);
     } finally {
       for (LongUnaryOperator driver : drivers) {
         ((AutoCloseable) driver).close();
@@ -79,7 +95,7 @@ public final class CompareBuilds {
   }
 
   private static void run(
-      List<Path> jars, List<LongUnaryOperator> drivers, int slices, int per, String topology) {
+      List<String> names, List<LongUnaryOperator> drivers, int slices, int per, String topology) {
     int n = drivers.size();
     for (int warm = 0; warm < 50; warm++) {
       for (LongUnaryOperator driver : drivers) {
@@ -89,24 +105,30 @@ public final class CompareBuilds {
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long[][] wall = new long[n][slices];
     long[][] cpu = new long[n][slices];
+    long[][] processCpu = new long[n][slices]; // the OS counts it in ticks of ~10 ms: sum it
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     for (int s = 0; s < slices; s++) {
       for (int k = 0; k < n; k++) {
         int j = s % 2 == 0 ? k : n - 1 - k; // who goes first alternates
+        long process0 = os.getProcessCpuTime();
         long cpu0 = threads.getCurrentThreadCpuTime();
         wall[j][s] = drivers.get(j).applyAsLong(per);
         cpu[j][s] = threads.getCurrentThreadCpuTime() - cpu0;
+        processCpu[j][s] = os.getProcessCpuTime() - process0;
       }
     }
     System.out.printf(
         Locale.ROOT,
-        "%s, 1 thread, %d slices of %d cycles per build, taking turns%n%n",
+        "%s, 1 thread, %d slices of %d cycles per build or floor, taking turns%n%n",
         topology,
         slices,
         per);
     System.out.println(
         "| build | cycle µs, median slice | calling thread's CPU µs per cycle, median slice |"
+            + " whole JVM's CPU µs per cycle, all slices |"
             + " wall ÷ reference, per slice: median [p25–p75] | CPU ÷ reference |");
-    System.out.println("|---|---:|---:|---:|---:|");
+    System.out.println("|---|---:|---:|---:|---:|---:|");
     for (int j = 0; j < n; j++) {
       String ratios = "1 (reference)";
       String cpuRatios = "1";
@@ -116,10 +138,11 @@ public final class CompareBuilds {
       }
       System.out.printf(
           Locale.ROOT,
-          "| %s | %.1f | %.1f | %s | %s |%n",
-          jars.get(j),
+          "| %s | %.1f | %.1f | %.1f | %s | %s |%n",
+          names.get(j),
           median(wall[j]) / 1e3 / per,
           median(cpu[j]) / 1e3 / per,
+          (double) Arrays.stream(processCpu[j]).sum() / 1e3 / per / slices,
           ratios,
           cpuRatios);
     }

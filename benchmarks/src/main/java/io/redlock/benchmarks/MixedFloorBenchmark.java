@@ -44,8 +44,13 @@ public class MixedFloorBenchmark {
     Future<?>[] pending;
 
     @Setup(Level.Trial)
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     public void open(ThreadParams thread) throws SQLException {
+      open(thread.getThreadIndex());
+    }
+
+    /** Opens the connections of benchmark thread {@code index} (also used by {@link Floors}). */
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    void open(int index) throws SQLException {
       BenchServers servers = BenchServers.get();
       List<String> redisAddresses = servers.redis().subList(0, 3);
       redis = new FloorConnection[redisAddresses.size()];
@@ -56,8 +61,8 @@ public class MixedFloorBenchmark {
                 .add("LOAD")
                 .add(RedisFloorBenchmark.RELEASE));
       }
-      String key = "bench:mixedfloor:" + thread.getThreadIndex();
-      String token = "mixed-floor-token-" + thread.getThreadIndex();
+      String key = "bench:mixedfloor:" + index;
+      String token = "mixed-floor-token-" + index;
       acquire =
           new CommandArguments(Protocol.Command.SET)
               .add(key)

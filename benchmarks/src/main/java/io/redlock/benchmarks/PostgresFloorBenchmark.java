@@ -31,11 +31,16 @@ public class PostgresFloorBenchmark {
 
     @Setup(Level.Trial)
     public void open(ThreadParams thread) throws SQLException {
+      open(thread.getThreadIndex());
+    }
+
+    /** Opens the connections of benchmark thread {@code index} (also used by {@link Floors}). */
+    void open(int index) throws SQLException {
       connection = DriverManager.getConnection(BenchServers.get().postgres().get(0));
       connection.setAutoCommit(true);
       PostgresStatements.createTable(connection);
-      String key = "bench:pgfloor:" + thread.getThreadIndex();
-      String token = "pg-floor-token-" + thread.getThreadIndex();
+      String key = "bench:pgfloor:" + index;
+      String token = "pg-floor-token-" + index;
       acquire = PostgresStatements.acquire(connection, key, token);
       release = PostgresStatements.release(connection, key, token);
     }

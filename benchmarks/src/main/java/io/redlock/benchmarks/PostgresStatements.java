@@ -87,6 +87,21 @@ final class PostgresStatements {
     return ps;
   }
 
+  /** The statement with PostgreSQL's numbered parameters ($1, $2, ...) for the wire floor. */
+  static String numbered(String sql) {
+    StringBuilder sb = new StringBuilder(sql.length() + 8);
+    int n = 0;
+    for (int i = 0; i < sql.length(); i++) {
+      char c = sql.charAt(i);
+      if (c == '?') {
+        sb.append('$').append(++n);
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
+  }
+
   /** The primary key the backend stores for a key: SHA-256 of its UTF-8 bytes. */
   static byte[] sha256(String s) {
     try {

@@ -74,6 +74,11 @@ public class RedisFloorBenchmark {
 
     @Setup(Level.Trial)
     public void open(ThreadParams thread) {
+      open(thread.getThreadIndex());
+    }
+
+    /** Opens the connections of benchmark thread {@code index} (also used by {@link Floors}). */
+    void open(int index) {
       List<String> redis = BenchServers.get().redis();
       connections = new FloorConnection[redis.size()];
       for (int i = 0; i < connections.length; i++) {
@@ -82,8 +87,8 @@ public class RedisFloorBenchmark {
             new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(RELEASE));
       }
       quorum = connections.length / 2 + 1;
-      String key = "bench:floor:" + thread.getThreadIndex();
-      String token = "floor-token-" + thread.getThreadIndex() + "-" + System.nanoTime();
+      String key = "bench:floor:" + index;
+      String token = "floor-token-" + index + "-" + System.nanoTime();
       acquire =
           new CommandArguments(Protocol.Command.SET)
               .add(key)
