@@ -3,6 +3,7 @@ package io.redlock.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
@@ -11,6 +12,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeProvider;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
 import io.redlock.testservers.MariaDbServer;
 import io.redlock.testservers.PostgresServer;
 import java.sql.Connection;
@@ -38,6 +40,27 @@ class JdbcLockNodeTest {
 
   private static boolean acquire(LockNode node, String key, String token) {
     return node.tryAcquire(key, token, TTL).await(WAIT).acquired();
+  }
+
+  /** Statements of the node's on {@code table} that a server still runs, after 2 s at most. */
+  private static int waitingInserts(Connection observer, String table) throws Exception {
+    int count = -1;
+    for (int i = 0; i < 20 && count != 0; i++) {
+      if (i > 0) {
+        Thread.sleep(100);
+      }
+      try (Statement s = observer.createStatement();
+          java.sql.ResultSet rs =
+              s.executeQuery(
+                  "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+                      + " AND query LIKE 'INSERT INTO "
+                      + table
+                      + " %'")) {
+        rs.next();
+        count = rs.getInt(1);
+      }
+    }
+    return count;
   }
 
   private static RedlockException failure(LockNode node) {
@@ -284,9 +307,11 @@ class JdbcLockNodeTest {
       }
     }
 
-    @Test
-    @DisplayName("a statement stuck behind a row lock times out as a transient failure")
-    void statementTimeout() throws Exception {
+    @ParameterizedTest(name = "run by {0}")
+    @ValueSource(strings = {"the awaiting thread", "a worker"})
+    @DisplayName(
+        "a statement stuck behind a row lock is cancelled on the server at the query timeout")
+    void statementTimeout(String runner) throws Exception {
       String url = TestDatabases.postgres().jdbcUrl();
       String table = TestDatabases.uniqueTable("slow");
       try (JdbcLockNode node =
@@ -295,17 +320,29 @@ class JdbcLockNodeTest {
                   .createTable(true)
                   .queryTimeout(Duration.ofSeconds(1))
                   .build();
-          Connection blocker = DriverManager.getConnection(url)) {
+          Connection blocker = DriverManager.getConnection(url);
+          Connection observer = DriverManager.getConnection(url)) {
         assertThat(acquire(node, "k", "t")).isTrue();
         blocker.setAutoCommit(false);
         try (Statement s = blocker.createStatement()) {
           s.executeQuery("SELECT * FROM " + table + " FOR UPDATE").close();
         }
         long start = System.nanoTime();
-        RedlockException e = failure(node);
-        assertThat(e).isInstanceOf(RedlockTransientException.class);
-        assertThat(e.getMessage()).contains("timed out").contains("redlock.queryTimeout");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
+        Reply<AcquireResult> reply = node.tryAcquire("k", "t", TTL);
+        if (runner.equals("a worker")) {
+          // a zero wait never runs the call here: it goes to the node's workers
+          assertThatThrownBy(() -> reply.await(Duration.ZERO))
+              .isInstanceOf(NodeTimeoutException.class);
+          Thread.sleep(200); // let a worker take it (else this thread would: still a pass)
+        }
+        assertThatThrownBy(() -> reply.await(WAIT))
+            .isInstanceOf(RedlockTransientException.class)
+            .hasMessageContaining("timed out")
+            .hasMessageContaining("redlock.queryTimeout");
+        // well before the socket timeout (query timeout + 5 s), which would leave the statement
+        // waiting on the server
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(waitingInserts(observer, table)).isZero();
         blocker.rollback();
       }
     }

@@ -21,14 +21,14 @@ import java.util.Optional;
 import java.util.UUID;
 
 /** The databases of this module's tests: one PostgreSQL and one MariaDB per JVM, SQLite and H2. */
-final class TestDatabases {
+public final class TestDatabases {
   private static PostgresServer postgres;
   private static MariaDbServer mariadb;
 
   private TestDatabases() {}
 
   /** The shared PostgreSQL server, started on first use and stopped when the JVM exits. */
-  static synchronized PostgresServer postgres() {
+  public static synchronized PostgresServer postgres() {
     if (postgres == null) {
       PostgresServer server = PostgresServer.start();
       Runtime.getRuntime().addShutdownHook(new Thread(server::close, "stop-test-postgres"));

@@ -155,7 +155,10 @@ public abstract class Dialect {
   /**
    * Whether the driver enforces {@link java.sql.Statement#setQueryTimeout} with a timer in this
    * process (which sends a cancel request when it fires) rather than on the server. Such a timer is
-   * dropped when the connection fails, so a shorter network timeout makes it pointless.
+   * dropped when the connection fails, so a shorter network timeout makes it pointless. True also
+   * promises that {@link java.sql.Statement#cancel} cancels that statement or nothing (never the
+   * connection's next one): lock statements then get their query timeout from the {@link
+   * StatementWatchdog}, one thread for all, instead of a timer task each.
    */
   public boolean queryTimeoutIsClientTimer() {
     return false;

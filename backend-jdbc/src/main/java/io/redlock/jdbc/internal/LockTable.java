@@ -14,6 +14,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 
 /**
@@ -34,10 +35,14 @@ public final class LockTable {
   @FunctionalInterface
   private interface Work<T> {
     /**
-     * @param timeout the query timeout for its statements, in seconds; 0 for none
+     * @param timeout the query timeout for its statements, in seconds; 0 for none; {@link #WATCHED}
+     *     for the table's query timeout, enforced by the {@link StatementWatchdog}
      */
     T run(Connection c, Dialect d, int timeout) throws SQLException;
   }
+
+  /** A {@link Work} timeout: the query timeout, kept by the watchdog instead of the driver. */
+  private static final int WATCHED = -1;
 
   /** Network timeouts are enforced on the socket; the executor is only a formality. */
   private static final Executor DIRECT = Runnable::run;
@@ -47,6 +52,8 @@ public final class LockTable {
   private final TableName table;
   private final boolean createTable;
   private final int queryTimeoutSeconds;
+  private final long queryTimeoutNanos;
+  private final StatementWatchdog watchdog = StatementWatchdog.SHARED;
   private final Dialect expected;
   private volatile Dialect dialect;
   private volatile boolean fenceColumn;
@@ -89,6 +96,7 @@ public final class LockTable {
     this.createTable = createTable;
     long seconds = (queryTimeout.toMillis() + 999) / 1000;
     this.queryTimeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, seconds));
+    this.queryTimeoutNanos = TimeUnit.SECONDS.toNanos(queryTimeoutSeconds);
     this.expected = expected;
   }
 
@@ -390,20 +398,23 @@ public final class LockTable {
     return prepare(c, sql, queryTimeoutSeconds);
   }
 
-  /** A statement with a query timeout of {@code timeout} seconds, or none if 0. */
-  private static PreparedStatement prepare(Connection c, String sql, int timeout)
-      throws SQLException {
-    PreparedStatement ps = c.prepareStatement(sql);
-    if (timeout > 0) {
-      ps.setQueryTimeout(timeout);
-    }
-    return ps;
+  /**
+   * A statement with a query timeout of {@code timeout} seconds, none if 0, or the table's query
+   * timeout under the watchdog if {@link #WATCHED}.
+   */
+  private PreparedStatement prepare(Connection c, String sql, int timeout) throws SQLException {
+    return timed(c.prepareStatement(sql), timeout);
   }
 
-  private static PreparedStatement prepareWithKeys(Connection c, String sql, int timeout)
+  private PreparedStatement prepareWithKeys(Connection c, String sql, int timeout)
       throws SQLException {
-    PreparedStatement ps = c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS);
-    if (timeout > 0) {
+    return timed(c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS), timeout);
+  }
+
+  private PreparedStatement timed(PreparedStatement ps, int timeout) throws SQLException {
+    if (timeout == WATCHED) {
+      watchdog.watch(ps, queryTimeoutNanos);
+    } else if (timeout > 0) {
       ps.setQueryTimeout(timeout);
     }
     return ps;
@@ -505,10 +516,17 @@ public final class LockTable {
   private <T> T run(String operation, Duration budget, Work<T> work) {
     Dialect d = ready();
     try {
-      T result =
-          budget == null
-              ? withConnection(c -> work.run(c, d, queryTimeoutSeconds))
-              : inline(budget, c -> work.run(c, d, inlineQueryTimeout(d, budget)));
+      T result;
+      try {
+        result =
+            budget == null
+                ? withConnection(c -> work.run(c, d, queryTimeout(d)))
+                : inline(budget, c -> work.run(c, d, inlineQueryTimeout(d, budget)));
+      } finally {
+        if (d.queryTimeoutIsClientTimer()) {
+          watchdog.done();
+        }
+      }
       if (!healthy) {
         healthy = true;
       }
@@ -533,15 +551,23 @@ public final class LockTable {
   }
 
   /**
+   * The query timeout of a lock statement. Where the driver would keep it with a timer task per
+   * statement (pgjdbc), the {@link StatementWatchdog} keeps it instead: pgjdbc's timer thread woke
+   * once per statement, even for the statements that ended in time.
+   */
+  private int queryTimeout(Dialect d) {
+    return d.queryTimeoutIsClientTimer() ? WATCHED : queryTimeoutSeconds;
+  }
+
+  /**
    * The query timeout of an inline call's statements. The network timeout (the budget) bounds an
-   * inline call; a client-side query timer that would fire later can never fire, since it dies with
-   * the connection the network timeout breaks, so it is left out: it cost a wake-up of the driver's
-   * timer thread per statement.
+   * inline call; a client-side query timeout that would fire later can never fire, since the
+   * network timeout breaks the connection first, so it is left out.
    */
   private int inlineQueryTimeout(Dialect d, Duration budget) {
     return d.queryTimeoutIsClientTimer() && budget.toMillis() < queryTimeoutSeconds * 1000L
         ? 0
-        : queryTimeoutSeconds;
+        : queryTimeout(d);
   }
 
   @FunctionalInterface
