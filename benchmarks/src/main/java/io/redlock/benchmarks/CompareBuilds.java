@@ -25,7 +25,7 @@ import java.util.function.LongUnaryOperator;
  *
  * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] [--floors] A.jar
  * B.jar ...}; the first jar is the reference. With {@code --floors} the topology's floors ({@link
- * Floors}, this harness's own code) take turns too and come first, the lowest floor being the
+ * Floors}, this harness's own code) take turns too and come first, the first floor being the
  * reference: then one build is enough, and the ratios say how far it is from each floor. {@code
  * benchmarks/compare} builds jars of git revisions and runs this. One thread only: it measures the
  * cost of a cycle, not scaling.
@@ -127,24 +127,32 @@ public final class CompareBuilds {
     System.out.println(
         "| build | cycle µs, median slice | calling thread's CPU µs per cycle, median slice |"
             + " whole JVM's CPU µs per cycle, all slices |"
-            + " wall ÷ reference, per slice: median [p25–p75] | CPU ÷ reference |");
-    System.out.println("|---|---:|---:|---:|---:|---:|");
+            + " wall ÷ reference, per slice: median [p25–p75] |"
+            + " calling thread's CPU ÷ reference, per slice | JVM's CPU ÷ reference, all slices |");
+    System.out.println("|---|---:|---:|---:|---:|---:|---:|");
     for (int j = 0; j < n; j++) {
       String ratios = "1 (reference)";
       String cpuRatios = "1";
+      String jvmRatio = "1";
       if (j > 0) {
         ratios = quartiles(wall[j], wall[0]);
         cpuRatios = quartiles(cpu[j], cpu[0]);
+        jvmRatio =
+            String.format(
+                Locale.ROOT,
+                "%.3f",
+                (double) Arrays.stream(processCpu[j]).sum() / Arrays.stream(processCpu[0]).sum());
       }
       System.out.printf(
           Locale.ROOT,
-          "| %s | %.1f | %.1f | %.1f | %s | %s |%n",
+          "| %s | %.1f | %.1f | %.1f | %s | %s | %s |%n",
           names.get(j),
           median(wall[j]) / 1e3 / per,
           median(cpu[j]) / 1e3 / per,
           (double) Arrays.stream(processCpu[j]).sum() / 1e3 / per / slices,
           ratios,
-          cpuRatios);
+          cpuRatios,
+          jvmRatio);
     }
   }
 

@@ -19,7 +19,7 @@ final class Floors {
   /** A floor by name. */
   record Floor(String name, LongUnaryOperator driver) {}
 
-  /** The floors of a topology, the first one the lowest. */
+  /** The floors of a topology, the reference floor first (the one the library should reach). */
   static List<Floor> of(String topology) throws SQLException {
     List<Floor> floors = new ArrayList<>();
     Recorder idle = new Recorder(); // records nothing outside JMH's measurement iterations

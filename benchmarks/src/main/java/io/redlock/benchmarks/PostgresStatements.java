@@ -37,19 +37,23 @@ final class PostgresStatements {
           + " SET lock_key = EXCLUDED.lock_key, token = EXCLUDED.token,"
           + " expires_at = EXCLUDED.expires_at WHERE l.expires_at <= clock_timestamp()";
 
-  /** Parameters: key hash, token. Returns one row, true, if a live key held the token. */
+  /**
+   * Parameters: key hash, token. Returns one row, true, if a live key held the token. The backend's
+   * release on a table with the fencing counter column (which it creates), without notifications.
+   */
   static final String RELEASE =
       "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
           + " d AS (DELETE FROM "
           + TABLE
           + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
-          + " RETURNING l.expires_at > clock_timestamp() AS live),"
+          + " RETURNING l.key_hash AS k, l.expires_at > clock_timestamp() AS live),"
           + " u AS (UPDATE "
           + TABLE
           + " l SET token = CAST('' AS BYTEA), expires_at = TIMESTAMPTZ '1970-01-01 00:00:00+00'"
           + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
-          + " AND l.expires_at > clock_timestamp() RETURNING TRUE AS live)"
-          + " SELECT live FROM d UNION ALL SELECT live FROM u";
+          + " AND l.expires_at > clock_timestamp() RETURNING l.key_hash AS k, TRUE AS live),"
+          + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
+          + " SELECT r.live FROM r";
 
   private PostgresStatements() {}
 

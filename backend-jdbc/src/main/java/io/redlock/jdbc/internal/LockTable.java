@@ -516,14 +516,15 @@ public final class LockTable {
   private <T> T run(String operation, Duration budget, Work<T> work) {
     Dialect d = ready();
     try {
+      int timeout = budget == null ? queryTimeout(d) : inlineQueryTimeout(d, budget);
       T result;
       try {
         result =
             budget == null
-                ? withConnection(c -> work.run(c, d, queryTimeout(d)))
-                : inline(budget, c -> work.run(c, d, inlineQueryTimeout(d, budget)));
+                ? withConnection(c -> work.run(c, d, timeout))
+                : inline(budget, c -> work.run(c, d, timeout));
       } finally {
-        if (d.queryTimeoutIsClientTimer()) {
+        if (timeout == WATCHED) {
           watchdog.done();
         }
       }

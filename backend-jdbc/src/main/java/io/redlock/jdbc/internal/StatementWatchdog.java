@@ -61,7 +61,10 @@ final class StatementWatchdog {
   private final ThreadLocal<Slot> mine;
   private final AtomicBoolean running = new AtomicBoolean();
 
-  /** Statements cancelled so far, for tests and diagnostics. */
+  /**
+   * Cancel requests made so far, for tests and diagnostics (one may have come as its statement
+   * ended, and cancelled nothing).
+   */
   private final AtomicLong cancelled = new AtomicLong();
 
   /**
@@ -72,13 +75,7 @@ final class StatementWatchdog {
   StatementWatchdog(long period, long idleExit) {
     this.period = period;
     this.idleExit = idleExit;
-    this.mine =
-        ThreadLocal.withInitial(
-            () -> {
-              Slot s = new Slot(Thread.currentThread());
-              slots.add(s);
-              return s;
-            });
+    this.mine = new ThreadLocal<>();
   }
 
   /**
@@ -88,6 +85,11 @@ final class StatementWatchdog {
    */
   void watch(Statement statement, long timeoutNanos) {
     Slot s = mine.get();
+    if (s == null) {
+      s = new Slot(Thread.currentThread());
+      slots.add(s);
+      mine.set(s);
+    }
     s.deadline = System.nanoTime() + timeoutNanos;
     s.statement = statement;
     if (!running.get()) {
@@ -95,10 +97,10 @@ final class StatementWatchdog {
     }
   }
 
-  /** Ends the watch of this thread's statement. */
+  /** Ends the watch of this thread's statement; call only after {@link #watch} on this thread. */
   void done() {
     Slot s = mine.get();
-    if (s.statement != null) {
+    if (s != null && s.statement != null) {
       s.statement = null;
     }
   }
@@ -118,13 +120,34 @@ final class StatementWatchdog {
 
   private void start() {
     if (running.compareAndSet(false, true)) {
-      Thread t = new Thread(this::loop, "redlock-jdbc-statement-watchdog");
-      t.setDaemon(true);
-      t.start();
+      try {
+        // no inherited thread locals, and not the caller's class loader: the thread may outlive
+        // the application thread that happens to start it
+        Thread t = new Thread(null, this::loop, "redlock-jdbc-statement-watchdog", 0, false);
+        t.setDaemon(true);
+        t.setPriority(Thread.NORM_PRIORITY);
+        t.setContextClassLoader(null);
+        t.start();
+      } catch (Throwable e) {
+        running.set(false); // the next statement tries again
+        throw e;
+      }
     }
   }
 
   private void loop() {
+    boolean ended = false;
+    try {
+      ended = watchUntilIdle();
+    } finally {
+      if (!ended) {
+        running.set(false); // died of an Error: the next statement starts another
+      }
+    }
+  }
+
+  /** The watchdog's loop; true when it ended for being idle (having handed over if needed). */
+  private boolean watchUntilIdle() {
     long lastBusy = System.nanoTime();
     while (true) {
       LockSupport.parkNanos(this, period);
@@ -136,7 +159,7 @@ final class StatementWatchdog {
         // a statement watched just now saw "running" still true: look once more, and go on if
         // there is one, unless its thread started another watchdog already
         if (!sweep(System.nanoTime()) || !running.compareAndSet(false, true)) {
-          return;
+          return true;
         }
         lastBusy = System.nanoTime();
       }
@@ -167,9 +190,9 @@ final class StatementWatchdog {
   }
 
   private void cancel(Statement st) {
+    cancelled.incrementAndGet();
     try {
       st.cancel();
-      cancelled.incrementAndGet();
     } catch (SQLException | RuntimeException e) {
       // closed meanwhile, or the cancel request could not be sent: the socket timeout remains
     }
