@@ -20,7 +20,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.ThreadParams;
 import redis.clients.jedis.CommandArguments;
-import redis.clients.jedis.Protocol;
 
 /**
  * A floor for the mixed quorum of 3 Redis + 2 PostgreSQL nodes: the least any client can do to ask
@@ -52,30 +51,11 @@ public class MixedFloorBenchmark {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     void open(int index) throws SQLException {
       BenchServers servers = BenchServers.get();
-      List<String> redisAddresses = servers.redis().subList(0, 3);
-      redis = new FloorConnection[redisAddresses.size()];
-      for (int i = 0; i < redis.length; i++) {
-        redis[i] = new FloorConnection(redisAddresses.get(i));
-        redis[i].executeCommand(
-            new CommandArguments(Protocol.Command.SCRIPT)
-                .add("LOAD")
-                .add(RedisFloorBenchmark.RELEASE));
-      }
+      redis = RedisFloorBenchmark.connect(servers.redis().subList(0, 3));
       String key = "bench:mixedfloor:" + index;
       String token = "mixed-floor-token-" + index;
-      acquire =
-          new CommandArguments(Protocol.Command.SET)
-              .add(key)
-              .add(token)
-              .add("NX")
-              .add("PX")
-              .add(Workload.TTL.toMillis());
-      release =
-          new CommandArguments(Protocol.Command.EVALSHA)
-              .add(RedisFloorBenchmark.RELEASE_SHA)
-              .add(1)
-              .add(key)
-              .add(token);
+      acquire = RedisFloorBenchmark.acquireCommand(key, token);
+      release = RedisFloorBenchmark.releaseCommand(key, token);
 
       List<String> pgUrls = servers.postgres().subList(0, 2);
       pg = new Connection[pgUrls.size()];
@@ -133,18 +113,7 @@ public class MixedFloorBenchmark {
     for (int i = 0; i < pgCalls.length; i++) {
       nodes.pending[i] = nodes.workers[i].submit(pgCalls[i]);
     }
-    for (FloorConnection c : nodes.redis) {
-      c.send(redisCommand);
-    }
-    int yes = 0;
-    for (FloorConnection c : nodes.redis) {
-      Object reply = c.getOne();
-      if (acquire
-          ? reply instanceof byte[] b && b.length == 2 && b[0] == 'O' && b[1] == 'K'
-          : reply instanceof Long n && n == 1L) {
-        yes++;
-      }
-    }
+    int yes = RedisFloorBenchmark.multiplex(nodes.redis, redisCommand, acquire);
     for (Future<?> f : nodes.pending) {
       if (Boolean.TRUE.equals(f.get())) {
         yes++;

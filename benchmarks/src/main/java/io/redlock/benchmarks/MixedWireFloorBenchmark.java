@@ -14,7 +14,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.ThreadParams;
 import redis.clients.jedis.CommandArguments;
-import redis.clients.jedis.Protocol;
 
 /**
  * The lowest floor for the mixed quorum of 3 Redis + 2 PostgreSQL nodes: one thread and no
@@ -46,30 +45,11 @@ public class MixedWireFloorBenchmark {
     /** Opens the connections of benchmark thread {@code index} (also used by {@link Floors}). */
     void open(int index) throws SQLException {
       BenchServers servers = BenchServers.get();
-      List<String> redisAddresses = servers.redis().subList(0, 3);
-      redis = new FloorConnection[redisAddresses.size()];
-      for (int i = 0; i < redis.length; i++) {
-        redis[i] = new FloorConnection(redisAddresses.get(i));
-        redis[i].executeCommand(
-            new CommandArguments(Protocol.Command.SCRIPT)
-                .add("LOAD")
-                .add(RedisFloorBenchmark.RELEASE));
-      }
+      redis = RedisFloorBenchmark.connect(servers.redis().subList(0, 3));
       key = "bench:wirefloor:" + index;
       String tokenText = "wire-floor-token-" + index;
-      acquire =
-          new CommandArguments(Protocol.Command.SET)
-              .add(key)
-              .add(tokenText)
-              .add("NX")
-              .add("PX")
-              .add(Workload.TTL.toMillis());
-      release =
-          new CommandArguments(Protocol.Command.EVALSHA)
-              .add(RedisFloorBenchmark.RELEASE_SHA)
-              .add(1)
-              .add(key)
-              .add(tokenText);
+      acquire = RedisFloorBenchmark.acquireCommand(key, tokenText);
+      release = RedisFloorBenchmark.releaseCommand(key, tokenText);
       keyHash = PostgresStatements.sha256(key);
       token = tokenText.getBytes(StandardCharsets.UTF_8);
       List<String> pgUrls = servers.postgres().subList(0, 2);
@@ -114,35 +94,20 @@ public class MixedWireFloorBenchmark {
       c.send("acquire", nodes.keyHash, nodes.key, nodes.token, TTL_MICROS);
       c.flush();
     }
-    int acquired = redis(nodes, nodes.acquire, true) + postgres(nodes);
+    int acquired =
+        RedisFloorBenchmark.multiplex(nodes.redis, nodes.acquire, true) + postgres(nodes);
     recorder.acquired(System.nanoTime() - start);
     for (PgWire c : nodes.pg) {
       c.send("release", nodes.keyHash, nodes.token);
       c.flush();
     }
-    int released = redis(nodes, nodes.release, false) + postgres(nodes);
+    int released =
+        RedisFloorBenchmark.multiplex(nodes.redis, nodes.release, false) + postgres(nodes);
     if (acquired != 5 || released != 5) {
       throw new IllegalStateException(
           "wire floor cycle acquired " + acquired + " and released " + released + " nodes");
     }
     return acquired;
-  }
-
-  /** Sends the command to the Redis nodes, then reads their replies. */
-  private static int redis(Nodes nodes, CommandArguments command, boolean acquire) {
-    for (FloorConnection c : nodes.redis) {
-      c.send(command);
-    }
-    int yes = 0;
-    for (FloorConnection c : nodes.redis) {
-      Object reply = c.getOne();
-      if (acquire
-          ? reply instanceof byte[] b && b.length == 2 && b[0] == 'O' && b[1] == 'K'
-          : reply instanceof Long n && n == 1L) {
-        yes++;
-      }
-    }
-    return yes;
   }
 
   private static int postgres(Nodes nodes) {

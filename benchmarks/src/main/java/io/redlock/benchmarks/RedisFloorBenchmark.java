@@ -64,6 +64,52 @@ public class RedisFloorBenchmark {
     }
   }
 
+  /** Connects to each Redis server and loads the release script there. */
+  static FloorConnection[] connect(List<String> addresses) {
+    FloorConnection[] connections = new FloorConnection[addresses.size()];
+    for (int i = 0; i < connections.length; i++) {
+      connections[i] = new FloorConnection(addresses.get(i));
+      connections[i].executeCommand(
+          new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(RELEASE));
+    }
+    return connections;
+  }
+
+  /** {@code SET key token NX PX ttl}, as the Redis backend sends it. */
+  static CommandArguments acquireCommand(String key, String token) {
+    return new CommandArguments(Protocol.Command.SET)
+        .add(key)
+        .add(token)
+        .add("NX")
+        .add("PX")
+        .add(Workload.TTL.toMillis());
+  }
+
+  /** The compare-and-delete by its script's SHA-1. */
+  static CommandArguments releaseCommand(String key, String token) {
+    return new CommandArguments(Protocol.Command.EVALSHA)
+        .add(RELEASE_SHA)
+        .add(1)
+        .add(key)
+        .add(token);
+  }
+
+  /**
+   * Writes {@code command} to every connection, then reads the replies: how many said "OK" (an
+   * acquire) or 1 (a release).
+   */
+  static int multiplex(FloorConnection[] connections, CommandArguments command, boolean acquire) {
+    for (FloorConnection c : connections) {
+      c.send(command);
+    }
+    int yes = 0;
+    for (FloorConnection c : connections) {
+      Object reply = c.getOne();
+      yes += acquire ? ok(reply) : one(reply);
+    }
+    return yes;
+  }
+
   /** One thread's connections to the five nodes and its pre-built commands. */
   @State(Scope.Thread)
   public static class Nodes {
@@ -79,29 +125,12 @@ public class RedisFloorBenchmark {
 
     /** Opens the connections of benchmark thread {@code index} (also used by {@link Floors}). */
     void open(int index) {
-      List<String> redis = BenchServers.get().redis();
-      connections = new FloorConnection[redis.size()];
-      for (int i = 0; i < connections.length; i++) {
-        connections[i] = new FloorConnection(redis.get(i));
-        connections[i].executeCommand(
-            new CommandArguments(Protocol.Command.SCRIPT).add("LOAD").add(RELEASE));
-      }
+      connections = connect(BenchServers.get().redis());
       quorum = connections.length / 2 + 1;
       String key = "bench:floor:" + index;
       String token = "floor-token-" + index + "-" + System.nanoTime();
-      acquire =
-          new CommandArguments(Protocol.Command.SET)
-              .add(key)
-              .add(token)
-              .add("NX")
-              .add("PX")
-              .add(Workload.TTL.toMillis());
-      release =
-          new CommandArguments(Protocol.Command.EVALSHA)
-              .add(RELEASE_SHA)
-              .add(1)
-              .add(key)
-              .add(token);
+      acquire = acquireCommand(key, token);
+      release = releaseCommand(key, token);
     }
 
     @TearDown(Level.Trial)
@@ -185,22 +214,9 @@ public class RedisFloorBenchmark {
   @Benchmark
   public int multiplexed(Nodes nodes, Recorder recorder) {
     long start = System.nanoTime();
-    FloorConnection[] cs = nodes.connections;
-    for (FloorConnection c : cs) {
-      c.send(nodes.acquire);
-    }
-    int acquired = 0;
-    for (FloorConnection c : cs) {
-      acquired += ok(c.getOne());
-    }
+    int acquired = multiplex(nodes.connections, nodes.acquire, true);
     recorder.acquired(System.nanoTime() - start);
-    for (FloorConnection c : cs) {
-      c.send(nodes.release);
-    }
-    int released = 0;
-    for (FloorConnection c : cs) {
-      released += one(c.getOne());
-    }
+    int released = multiplex(nodes.connections, nodes.release, false);
     return check(nodes, acquired, released);
   }
 
