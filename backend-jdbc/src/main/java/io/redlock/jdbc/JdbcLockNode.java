@@ -9,6 +9,7 @@ import io.redlock.jdbc.internal.Dialect;
 import io.redlock.jdbc.internal.EvictBrokenConnections;
 import io.redlock.jdbc.internal.JdbcOptions;
 import io.redlock.jdbc.internal.KeyCodec;
+import io.redlock.jdbc.internal.LifoExecutor;
 import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
 import io.redlock.jdbc.internal.TableName;
@@ -27,9 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -97,7 +96,7 @@ public final class JdbcLockNode implements LockNode {
   private final String name;
   private final LockTable table;
   private final HikariDataSource ownedPool;
-  private final ThreadPoolExecutor executor;
+  private final LifoExecutor executor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final NodeCapabilities capabilities;
 
@@ -126,11 +125,9 @@ public final class JdbcLockNode implements LockNode {
           t.setDaemon(true);
           return t;
         };
-    // bounded queue: an overloaded node fails fast (a "no" vote) instead of piling up work
-    this.executor =
-        new ThreadPoolExecutor(
-            threads, threads, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1024), factory);
-    this.executor.allowCoreThreadTimeOut(true);
+    // the worker that went idle last gets the next call, and keeps its warm connection; bounded
+    // backlog: an overloaded node fails fast (a "no" vote) instead of piling up work
+    this.executor = new LifoExecutor(threads, 1024, 30, TimeUnit.SECONDS, factory);
   }
 
   /**
