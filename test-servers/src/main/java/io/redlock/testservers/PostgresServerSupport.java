@@ -62,9 +62,18 @@ final class PostgresServerSupport {
     return "root".equals(System.getProperty("user.name"));
   }
 
-  /** Runs a short helper command, failing with its output if it does not exit 0 in time. */
+  /**
+   * Runs a short helper command, failing with its output if it does not exit 0 in time. Its output
+   * goes to a temporary file, deleted in any case (not to {@code workDir}, which may be the
+   * module's own folder).
+   */
   static void run(Path workDir, long timeoutSeconds, String... command) {
-    Path out = workDir.resolve("helper-" + System.nanoTime() + ".log");
+    Path out;
+    try {
+      out = Files.createTempFile("redlock-helper-", ".log");
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not create a temporary file", e);
+    }
     try {
       Process p =
           new ProcessBuilder(command)
@@ -86,12 +95,17 @@ final class PostgresServerSupport {
                 + ":\n"
                 + Files.readString(out));
       }
-      Files.deleteIfExists(out);
     } catch (IOException e) {
       throw new UncheckedIOException("could not run " + Arrays.toString(command), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while running " + Arrays.toString(command), e);
+    } finally {
+      try {
+        Files.deleteIfExists(out);
+      } catch (IOException e) {
+        // a leftover temporary file
+      }
     }
   }
 

@@ -47,6 +47,9 @@ public final class LifoExecutor implements Executor {
   /** Set under the lock, read without it by waiting workers. */
   private volatile boolean shutdown;
 
+  /** {@link #shutdownNow} was called: calls are interrupted, not only refused. */
+  private volatile boolean stopping;
+
   /**
    * @param maxThreads most workers at once
    * @param maxBacklog most calls waiting for a worker
@@ -77,25 +80,42 @@ public final class LifoExecutor implements Executor {
 
     @Override
     public void run() {
-      Runnable next = task;
-      task = null;
-      while (next != null) {
-        if (!shutdown) {
-          Thread.interrupted(); // an interrupt left by the call before is not this call's
+      boolean ended = false;
+      try {
+        Runnable next = task;
+        task = null;
+        while (next != null) {
+          // an interrupt left by the call before is not this call's; shutdownNow's is (as in
+          // ThreadPoolExecutor: clear, then look again, since shutdownNow may come in between)
+          if (!stopping) {
+            Thread.interrupted();
+          }
+          if (stopping) {
+            thread.interrupt();
+          }
+          try {
+            next.run();
+          } catch (Throwable t) {
+            report(t); // the worker goes on: the calls catch their own failures anyway
+          }
+          next = nextTask(this);
         }
-        try {
-          next.run();
-        } catch (Throwable t) {
-          report(t);
+        ended = true; // nextTask counted it out
+      } finally {
+        if (!ended) {
+          died(this);
         }
-        next = nextTask(this);
       }
     }
 
     private void report(Throwable t) {
-      Thread.UncaughtExceptionHandler handler = thread.getUncaughtExceptionHandler();
-      if (handler != null) {
-        handler.uncaughtException(thread, t);
+      try {
+        Thread.UncaughtExceptionHandler handler = thread.getUncaughtExceptionHandler();
+        if (handler != null) {
+          handler.uncaughtException(thread, t);
+        }
+      } catch (Throwable ignored) {
+        // a failing handler must not end the worker
       }
     }
   }
@@ -115,6 +135,9 @@ public final class LifoExecutor implements Executor {
         handTo.task = command;
       } else if (workers.size() < maxThreads) {
         start = new Worker(command);
+        if (start.thread == null) {
+          throw new RejectedExecutionException("the thread factory made no worker thread");
+        }
         workers.add(start);
       } else if (backlog.size() < maxBacklog) {
         backlog.addLast(command);
@@ -135,7 +158,9 @@ public final class LifoExecutor implements Executor {
       try {
         start.thread.start();
       } catch (Throwable t) {
-        ended(start);
+        // a call queued meanwhile waits for the next call to start a worker (the engine's own
+        // deadline bounds its wait, and its awaiting thread may run it itself)
+        died(start);
         throw new RejectedExecutionException("could not start a worker thread", t);
       }
     }
@@ -181,16 +206,17 @@ public final class LifoExecutor implements Executor {
         }
       }
       LockSupport.parkNanos(this, left);
-      if (Thread.interrupted() && !shutdown) {
-        // an interrupt meant for the finished call: waiting goes on (shutdownNow sets shutdown)
-        continue;
+      if (!stopping) {
+        Thread.interrupted(); // one left by the finished call would end every park at once
       }
     }
   }
 
-  private void ended(Worker w) {
+  /** A worker that could not start, or ended by a failure of the pool itself. */
+  private void died(Worker w) {
     lock.lock();
     try {
+      idle.remove(w);
       endLocked(w);
     } finally {
       lock.unlock();
@@ -222,6 +248,7 @@ public final class LifoExecutor implements Executor {
     lock.lock();
     try {
       shutdown = true;
+      stopping = true;
       backlog.clear();
       for (Worker w : workers) {
         w.thread.interrupt();

@@ -11,6 +11,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -196,14 +197,106 @@ class LifoExecutorTest {
   }
 
   @Test
+  @DisplayName("shutdown wakes idle workers, which end")
+  void shutdownEndsIdleWorkers() throws Exception {
+    pool = new LifoExecutor(2, 10, 1, TimeUnit.MINUTES, DAEMONS);
+    Thread worker = runAndWait(() -> {});
+    assertThat(within(Duration.ofSeconds(10), () -> pool.idleThreads() == 1)).isTrue();
+    pool.shutdown();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(pool.threads()).isZero();
+    worker.join(10_000);
+    assertThat(worker.isAlive()).isFalse();
+  }
+
+  @Test
   @DisplayName("an interrupt left by one call does not reach the next")
   void interruptDoesNotLeak() throws Exception {
     pool = new LifoExecutor(1, 10, 1, TimeUnit.MINUTES, DAEMONS);
-    runAndWait(() -> Thread.currentThread().interrupt());
-    boolean[] seen = new boolean[1];
-    runAndWait(() -> seen[0] = Thread.currentThread().isInterrupted());
+    AtomicBoolean go = new AtomicBoolean();
+    pool.execute(
+        () -> {
+          Thread.currentThread().interrupt();
+          long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          while (!go.get() && System.nanoTime() < end) {
+            Thread.onSpinWait(); // busy, with the flag set, while the next call queues up
+          }
+        });
+    boolean[] seen = {true};
+    CountDownLatch done = new CountDownLatch(1);
+    pool.execute( // queued: the one worker takes it straight from the backlog, without waiting
+        () -> {
+          seen[0] = Thread.currentThread().isInterrupted();
+          done.countDown();
+        });
+    go.set(true);
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(seen[0]).isFalse();
+  }
+
+  @Test
+  @DisplayName("an idle worker parks even when the call before left an interrupt")
+  void idleWorkerParks() throws Exception {
+    pool = new LifoExecutor(1, 10, 1, TimeUnit.MINUTES, DAEMONS);
+    Thread worker = runAndWait(() -> Thread.currentThread().interrupt());
+    // a worker whose park returned at once, over and over, would never be seen waiting five
+    // times in a row
+    int[] waiting = {0};
+    assertThat(
+            within(
+                Duration.ofSeconds(10),
+                () -> {
+                  waiting[0] = worker.getState() == Thread.State.TIMED_WAITING ? waiting[0] + 1 : 0;
+                  return waiting[0] >= 5;
+                }))
+        .isTrue();
+  }
+
+  @Test
+  @DisplayName("a call that throws, even an Error, and a failing handler leave the worker working")
+  void failuresDoNotEndWorkers() throws Exception {
+    ThreadFactory throwingHandler =
+        r -> {
+          Thread t = DAEMONS.newThread(r);
+          t.setUncaughtExceptionHandler(
+              (thread, e) -> {
+                throw new IllegalStateException("handler failed");
+              });
+          return t;
+        };
+    pool = new LifoExecutor(1, 10, 1, TimeUnit.MINUTES, throwingHandler);
+    Thread first =
+        runAndWaitThrowing(
+            () -> {
+              throw new AssertionError("an Error from a call");
+            });
+    Thread second = runAndWait(() -> {});
+    assertThat(second).isSameAs(first);
     assertThat(pool.threads()).isEqualTo(1);
+  }
+
+  /** Like {@link #runAndWait}, for a call that throws after saying which thread it is on. */
+  private Thread runAndWaitThrowing(Runnable thrower) throws InterruptedException {
+    Thread[] ran = new Thread[1];
+    CountDownLatch started = new CountDownLatch(1);
+    pool.execute(
+        () -> {
+          ran[0] = Thread.currentThread();
+          started.countDown();
+          thrower.run();
+        });
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    return ran[0];
+  }
+
+  @Test
+  @DisplayName("a thread factory that makes no thread gets a refusal")
+  void factoryWithoutThread() {
+    pool = new LifoExecutor(1, 10, 1, TimeUnit.MINUTES, r -> null);
+    assertThatThrownBy(() -> pool.execute(() -> {}))
+        .isInstanceOf(RejectedExecutionException.class)
+        .hasMessageContaining("no worker thread");
+    assertThat(pool.threads()).isZero();
   }
 
   @Test
