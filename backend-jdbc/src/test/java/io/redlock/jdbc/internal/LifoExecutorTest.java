@@ -1,5 +1,6 @@
 package io.redlock.jdbc.internal;
 
+import static io.redlock.jdbc.internal.Waits.within;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,7 +14,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -37,27 +37,18 @@ class LifoExecutorTest {
     }
   }
 
-  private static boolean within(Duration limit, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(5);
-    }
-    return true;
-  }
-
-  /** Runs a task and waits for it; returns the thread that ran it. */
+  /** Runs a task (which may throw) and waits for it; returns the thread that ran it. */
   private Thread runAndWait(Runnable extra) throws InterruptedException {
     Thread[] ran = new Thread[1];
     CountDownLatch done = new CountDownLatch(1);
     pool.execute(
         () -> {
           ran[0] = Thread.currentThread();
-          extra.run();
-          done.countDown();
+          try {
+            extra.run();
+          } finally {
+            done.countDown();
+          }
         });
     assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
     return ran[0];
@@ -266,27 +257,13 @@ class LifoExecutorTest {
         };
     pool = new LifoExecutor(1, 10, 1, TimeUnit.MINUTES, throwingHandler);
     Thread first =
-        runAndWaitThrowing(
+        runAndWait(
             () -> {
               throw new AssertionError("an Error from a call");
             });
     Thread second = runAndWait(() -> {});
     assertThat(second).isSameAs(first);
     assertThat(pool.threads()).isEqualTo(1);
-  }
-
-  /** Like {@link #runAndWait}, for a call that throws after saying which thread it is on. */
-  private Thread runAndWaitThrowing(Runnable thrower) throws InterruptedException {
-    Thread[] ran = new Thread[1];
-    CountDownLatch started = new CountDownLatch(1);
-    pool.execute(
-        () -> {
-          ran[0] = Thread.currentThread();
-          started.countDown();
-          thrower.run();
-        });
-    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
-    return ran[0];
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.redlock.jdbc.internal;
 
+import static io.redlock.jdbc.internal.Waits.within;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,7 +13,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -36,18 +36,6 @@ class StatementWatchdogTest {
         dog.done();
       }
     }
-  }
-
-  private static boolean within(Duration limit, BooleanSupplier condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + limit.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() - deadline > 0) {
-        return false;
-      }
-      Thread.sleep(10);
-    }
-    return true;
   }
 
   @Test
