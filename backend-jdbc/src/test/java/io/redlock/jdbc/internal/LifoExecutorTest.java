@@ -1,5 +1,6 @@
 package io.redlock.jdbc.internal;
 
+import static io.redlock.jdbc.internal.Waits.awaitInTask;
 import static io.redlock.jdbc.internal.Waits.within;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -65,11 +66,7 @@ class LifoExecutorTest {
       pool.execute(
           () -> {
             started.countDown();
-            try {
-              release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            awaitInTask(release);
           });
     }
     assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
@@ -97,11 +94,7 @@ class LifoExecutorTest {
       int n = i;
       pool.execute(
           () -> {
-            try {
-              release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            awaitInTask(release);
             order.append(n);
             all.countDown();
           });
@@ -135,11 +128,7 @@ class LifoExecutorTest {
     for (int i = 0; i < 3; i++) {
       pool.execute(
           () -> {
-            try {
-              release.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            awaitInTask(release);
             ran.incrementAndGet();
           });
     }

@@ -1,5 +1,6 @@
 package io.redlock.jdbc.internal;
 
+import static io.redlock.jdbc.internal.Waits.awaitInTask;
 import static io.redlock.jdbc.internal.Waits.within;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -119,11 +120,7 @@ class StatementWatchdogTest {
                   failure[0] = e;
                 }
                 watchedOnce.countDown();
-                try {
-                  mayEnd.await(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
+                awaitInTask(mayEnd);
               });
       t.start();
       assertThat(watchedOnce.await(10, TimeUnit.SECONDS)).isTrue();

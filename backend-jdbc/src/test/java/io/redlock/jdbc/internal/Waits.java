@@ -1,6 +1,8 @@
 package io.redlock.jdbc.internal;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /** Bounded polling for the tests of this package. */
@@ -17,5 +19,14 @@ final class Waits {
       Thread.sleep(5);
     }
     return true;
+  }
+
+  /** Waits up to 10 s for {@code latch}, inside a task: an interrupt is kept for the caller. */
+  static void awaitInTask(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }
