@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
@@ -36,7 +38,7 @@ import redis.clients.jedis.Jedis;
  * round, all rounds against the same servers), computes the ratios within each round, and prints
  * medians with their spread over the rounds, the targets (met or not) and the machine's facts.
  *
- * <p>Options: {@code --rounds N} (3), {@code --warmup N} (2 iterations), {@code --iterations N}
+ * <p>Options: {@code --rounds N} (3), {@code --warmup N} (8 iterations), {@code --iterations N}
  * (4), {@code --time MS} (1000 per iteration), {@code --threads 1,8}, {@code --only REGEX} (a
  * subset, for a quick look; the table then has gaps), {@code --no-contended}, {@code --out DIR}
  * ({@code target/bench-results}).
@@ -45,6 +47,21 @@ public final class RunAll {
   private static final String UNCONTENDED = "uncontended";
   private static final String CONTENDED = "contended";
   private static final int CONTENDED_THREADS = 8;
+
+  /**
+   * Warm-up iterations by default. Every subject gets the same, and enough for the slowest to warm
+   * up: the library over 3 Redis + 2 PostgreSQL runs through many more methods than a floor
+   * (engine, pool, executor, pgjdbc) at 2,000-3,000 cycles/s, and its C2 compilations took 6-8 s on
+   * 2 cores. With 2 iterations its measurement iterations still fell from 700 to 350 µs within the
+   * fork.
+   */
+  private static final int DEFAULT_WARMUP = 8;
+
+  /**
+   * A fork whose first measurement iteration's mean is this much above its last one's was most
+   * likely still warming up; the report names it.
+   */
+  private static final double STILL_WARMING = 1.25;
 
   /** A subject of the uncontended table: its label, node count and JMH benchmark key prefix. */
   private record Subject(String label, String nodes, String benchmark) {}
@@ -107,6 +124,7 @@ public final class RunAll {
       double p50Us,
       double p99Us,
       double bytesPerOp,
+      double firstToLast,
       Properties recorded) {
     double opsPerSecond() {
       return threads * 1e6 / meanUs;
@@ -132,7 +150,7 @@ public final class RunAll {
 
   private RunAll(Map<String, String> options) {
     this.rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
-    this.warmup = Integer.parseInt(options.getOrDefault("warmup", "2"));
+    this.warmup = Integer.parseInt(options.getOrDefault("warmup", String.valueOf(DEFAULT_WARMUP)));
     this.iterations = Integer.parseInt(options.getOrDefault("iterations", "4"));
     this.timeMillis = Integer.parseInt(options.getOrDefault("time", "1000"));
     this.threads =
@@ -278,6 +296,7 @@ public final class RunAll {
         }
       }
       Properties recorded = Recorder.read(roundDir.resolve(Recorder.fileName(key)));
+      double firstToLast = firstToLast(r);
       into.put(
           key,
           new Figures(
@@ -286,17 +305,36 @@ public final class RunAll {
               primary.getStatistics().getPercentile(50),
               primary.getStatistics().getPercentile(99),
               norm,
+              firstToLast,
               recorded));
       log(
           String.format(
               Locale.ROOT,
-              "  %-60s %10.0f ops/s  p50 %8.1f us  p99 %8.1f us  %6.0f B/op",
+              "  %-60s %10.0f ops/s  p50 %8.1f us  p99 %8.1f us  %6.0f B/op%s",
               key,
               r.getParams().getThreads() * 1e6 / primary.getScore(),
               primary.getStatistics().getPercentile(50),
               primary.getStatistics().getPercentile(99),
-              norm));
+              norm,
+              firstToLast >= STILL_WARMING
+                  ? String.format(
+                      Locale.ROOT, "  (still warming up? first/last iteration %.2f)", firstToLast)
+                  : ""));
     }
+  }
+
+  /**
+   * The mean of a fork's first measurement iteration over its last one's: well above 1 when the
+   * fork was still warming up while measured. NaN with fewer than two iterations.
+   */
+  private static double firstToLast(RunResult r) {
+    List<Double> means = new ArrayList<>();
+    for (BenchmarkResult b : r.getBenchmarkResults()) {
+      for (IterationResult i : b.getIterationResults()) {
+        means.add(i.getPrimaryResult().getScore());
+      }
+    }
+    return means.size() < 2 ? Double.NaN : means.get(0) / means.get(means.size() - 1);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -512,6 +550,11 @@ public final class RunAll {
         .append(" ms, Mode.SampleTime, -prof gc, fork heap 1 GiB; TTL ")
         .append(Workload.TTL.toSeconds())
         .append(" s, library and Redisson defaults otherwise\n");
+    sb.append("- forks still warming up while measured (first measurement iteration ≥ ")
+        .append(STILL_WARMING)
+        .append(" × the last): ")
+        .append(stillWarming())
+        .append('\n');
     sb.append("- load average before / after: ")
         .append(loadBefore)
         .append(" / ")
@@ -523,6 +566,21 @@ public final class RunAll {
         .append(seconds % 60)
         .append(" s\n");
     return sb.toString();
+  }
+
+  /** The forks whose first measurement iteration was well above their last, or "none". */
+  private String stillWarming() {
+    List<String> found = new ArrayList<>();
+    for (int round = 0; round < results.size(); round++) {
+      for (Map.Entry<String, Figures> e : results.get(round).entrySet()) {
+        double ratio = e.getValue().firstToLast();
+        if (ratio >= STILL_WARMING) {
+          found.add(
+              String.format(Locale.ROOT, "%s in round %d (%.2f)", e.getKey(), round + 1, ratio));
+        }
+      }
+    }
+    return found.isEmpty() ? "none" : String.join("; ", found);
   }
 
   private interface Metric {
