@@ -1,0 +1,170 @@
+package io.redlock.benchmarks;
+
+import io.redlock.Redlock;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodes;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * An experiment: how close would the engine come to the mixed quorum's wire floor if PostgreSQL
+ * nodes did not block? Subjects take turns on one thread in slices of cycles, in one JVM, on the
+ * same servers (as in {@link CompareBuilds}), and the median slice of each is compared with the
+ * wire floor's:
+ *
+ * <ul>
+ *   <li>the wire floor ({@link MixedWireFloorBenchmark});
+ *   <li>this library over 3 Redis + 2 PostgreSQL nodes given by URI, as users do (the JDBC
+ *       backend), in the order Redis first and PostgreSQL first;
+ *   <li>this library's engine over the same Redis nodes and two {@link ExperimentalWirePgNode}s,
+ *       again in both orders.
+ * </ul>
+ *
+ * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar io.redlock.benchmarks.WireNodeExperiment
+ * [--slices 300] [--per 100]} (starts its own servers unless given {@link BenchServers}'
+ * properties).
+ */
+public final class WireNodeExperiment {
+  private static final Duration TTL = Workload.TTL;
+
+  private WireNodeExperiment() {}
+
+  public static void main(String[] args) throws Exception {
+    int slices = 300;
+    int per = 100;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--slices" -> slices = Integer.parseInt(args[++i]);
+        case "--per" -> per = Integer.parseInt(args[++i]);
+        default ->
+            throw new IllegalArgumentException(
+                "unknown option " + args[i] + " (use --slices N, --per N)");
+      }
+    }
+    List<String> names = new ArrayList<>();
+    List<LongUnaryOperator> subjects = new ArrayList<>();
+    List<AutoCloseable> open = new ArrayList<>();
+    try {
+      add(names, subjects, "floor: one thread, Jedis + PostgreSQL wire protocol", wireFloor(open));
+      List<String> uris = RedlockBenchmark.uris("redis3pg2");
+      List<String> redisUris = uris.subList(0, 3);
+      List<String> pgUris = uris.subList(3, 5);
+      Redlock jdbc = open(open, Redlock.builder().nodeUris(uris).build());
+      createTables(jdbc);
+      List<String> pgFirstUris = new ArrayList<>(pgUris);
+      pgFirstUris.addAll(redisUris);
+      Redlock jdbcPgFirst = open(open, Redlock.builder().nodeUris(pgFirstUris).build());
+      LockNodes providers = LockNodes.load(WireNodeExperiment.class.getClassLoader());
+      List<String> pgUrls = BenchServers.get().postgres().subList(0, 2);
+      List<LockNode> wire = new ArrayList<>(providers.openAll(redisUris));
+      wire.addAll(wireNodes(pgUrls, "a"));
+      Redlock wired = open(open, Redlock.builder().nodes(wire).build());
+      List<LockNode> wirePgFirst = new ArrayList<>(wireNodes(pgUrls, "b"));
+      wirePgFirst.addAll(providers.openAll(redisUris));
+      Redlock wiredPgFirst = open(open, Redlock.builder().nodes(wirePgFirst).build());
+      add(names, subjects, "library, JDBC backend, Redis nodes first", cycles(jdbc, "x:1"));
+      add(names, subjects, "library, JDBC backend, PostgreSQL first", cycles(jdbcPgFirst, "x:2"));
+      add(names, subjects, "engine + wire PostgreSQL nodes, Redis first", cycles(wired, "x:3"));
+      add(
+          names,
+          subjects,
+          "engine + wire PostgreSQL nodes, PostgreSQL first",
+          cycles(wiredPgFirst, "x:4"));
+      run(names, subjects, slices, per);
+    } finally {
+      for (int i = open.size() - 1; i >= 0; i--) {
+        open.get(i).close();
+      }
+    }
+  }
+
+  private static void add(
+      List<String> names, List<LongUnaryOperator> subjects, String name, LongUnaryOperator s) {
+    names.add(name);
+    subjects.add(s);
+  }
+
+  private static <T extends AutoCloseable> T open(List<AutoCloseable> open, T resource) {
+    open.add(resource);
+    return resource;
+  }
+
+  /** The JDBC backend creates its table on first use; the wire nodes need it to prepare. */
+  private static void createTables(Redlock jdbc) throws InterruptedException {
+    for (int i = 0; i < 100; i++) {
+      jdbc.tryAcquire("x:create", TTL).ifPresent(lease -> lease.release());
+      Thread.sleep(10);
+    }
+  }
+
+  private static List<LockNode> wireNodes(List<String> pgUrls, String tag) {
+    List<LockNode> nodes = new ArrayList<>();
+    for (int i = 0; i < pgUrls.size(); i++) {
+      nodes.add(new ExperimentalWirePgNode(pgUrls.get(i), "wire-pg-" + tag + i));
+    }
+    return nodes;
+  }
+
+  private static LongUnaryOperator wireFloor(List<AutoCloseable> open) throws SQLException {
+    MixedWireFloorBenchmark.Nodes nodes = new MixedWireFloorBenchmark.Nodes();
+    nodes.open(2_000);
+    open.add(nodes::close);
+    MixedWireFloorBenchmark bench = new MixedWireFloorBenchmark();
+    Recorder idle = new Recorder();
+    return n -> {
+      long start = System.nanoTime();
+      for (long i = 0; i < n; i++) {
+        bench.cycle(nodes, idle);
+      }
+      return System.nanoTime() - start;
+    };
+  }
+
+  private static LongUnaryOperator cycles(Redlock redlock, String key) {
+    return n -> {
+      long start = System.nanoTime();
+      for (long i = 0; i < n; i++) {
+        redlock
+            .tryAcquire(key, TTL)
+            .orElseThrow(() -> new IllegalStateException("no quorum for " + key))
+            .release();
+      }
+      return System.nanoTime() - start;
+    };
+  }
+
+  private static void run(
+      List<String> names, List<LongUnaryOperator> subjects, int slices, int per) {
+    int k = subjects.size();
+    long[][] nanos = new long[k][slices];
+    int warmup = Math.max(100, slices / 3); // the library needs seconds of C2 compilation
+    for (int slice = -warmup; slice < slices; slice++) {
+      for (int s = 0; s < k; s++) {
+        long t = subjects.get(s).applyAsLong(per);
+        if (slice >= 0) {
+          nanos[s][slice] = t;
+        }
+      }
+    }
+    double floor = median(nanos[0]) / per / 1e3;
+    System.out.printf(
+        Locale.ROOT, "%d slices of %d cycles each after %d warm-up slices%n", slices, per, warmup);
+    System.out.printf(Locale.ROOT, "| subject | median slice, µs per cycle | × wire floor |%n");
+    System.out.printf(Locale.ROOT, "|---|---:|---:|%n");
+    for (int s = 0; s < k; s++) {
+      double us = median(nanos[s]) / per / 1e3;
+      System.out.printf(Locale.ROOT, "| %s | %.1f | %.3f |%n", names.get(s), us, us / floor);
+    }
+  }
+
+  private static double median(long[] values) {
+    long[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+}
