@@ -31,6 +31,15 @@ final class ExperimentalWirePgNode implements LockNode {
   ExperimentalWirePgNode(String jdbcUrl, String name) {
     this.name = name;
     this.connection = new PgWire(jdbcUrl);
+    try {
+      prepareStatements();
+    } catch (RuntimeException e) {
+      connection.close();
+      throw e;
+    }
+  }
+
+  private void prepareStatements() {
     connection.prepare(
         "acquire",
         PostgresStatements.numbered(PostgresStatements.ACQUIRE),

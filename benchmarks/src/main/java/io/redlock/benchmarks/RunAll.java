@@ -59,15 +59,16 @@ public final class RunAll {
 
   /**
    * Warm-up iterations of Redisson's subjects by default (never fewer than the others'): at 8
-   * threads RedissonRedLock's cycle still fell from 7.5 ms to 4.4 ms within a fork warmed up for 8
-   * s, and was steady at about 4.2 ms from 15 s on. Warming the reference up longer only makes the
-   * ratios against it harder to meet.
+   * threads RedissonRedLock's cycle still fell from 7.5 to 4.4 ms within the measurement of a fork
+   * warmed up for 8 s, and a fork warmed up for 30 s was steady at about 4.2 ms from 15 s on. The
+   * reference gets every chance to reach its pace. Its subjects run in a JMH run of their own,
+   * after this library's subjects of the same round and thread count.
    */
   private static final int DEFAULT_REDISSON_WARMUP = 20;
 
   /**
    * A fork whose first measurement iteration's mean is this much above its last one's was most
-   * likely still warming up; the report names it.
+   * likely still warming up (or met a stall); the report names it.
    */
   private static final double STILL_WARMING = 1.25;
 
@@ -182,6 +183,18 @@ public final class RunAll {
     run.run();
   }
 
+  private static final List<String> OPTIONS =
+      List.of(
+          "rounds",
+          "warmup",
+          "redisson-warmup",
+          "iterations",
+          "time",
+          "threads",
+          "only",
+          "no-contended",
+          "out");
+
   private static Map<String, String> parse(String[] args) {
     Map<String, String> options = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
@@ -191,6 +204,10 @@ public final class RunAll {
             "unexpected argument '" + a + "'; options start with --");
       }
       String name = a.substring(2);
+      if (!OPTIONS.contains(name)) {
+        throw new IllegalArgumentException(
+            "unknown option --" + name + "; the options are --" + String.join(", --", OPTIONS));
+      }
       if (name.equals("no-contended")) {
         options.put(name, "true");
       } else if (i + 1 < args.length) {
@@ -365,14 +382,18 @@ public final class RunAll {
               norm,
               firstToLast >= STILL_WARMING
                   ? String.format(
-                      Locale.ROOT, "  (still warming up? first/last iteration %.2f)", firstToLast)
+                      Locale.ROOT,
+                      "  (warm-up or a stall? first/last measurement iteration %.2f)",
+                      firstToLast)
                   : ""));
     }
   }
 
   /**
    * The mean of a fork's first measurement iteration over its last one's: well above 1 when the
-   * fork was still warming up while measured. NaN with fewer than two iterations.
+   * fork was still warming up while measured. NaN with fewer than two iterations. JMH keeps only
+   * measurement iterations in its results; with more than one fork this would compare the first
+   * fork's first iteration with the last fork's last (the run uses one fork).
    */
   private static double firstToLast(RunResult r) {
     List<Double> means = new ArrayList<>();
@@ -599,9 +620,9 @@ public final class RunAll {
         .append(" ms, Mode.SampleTime, -prof gc, fork heap 1 GiB; TTL ")
         .append(Workload.TTL.toSeconds())
         .append(" s, library and Redisson defaults otherwise\n");
-    sb.append("- forks still warming up while measured (first measurement iteration ≥ ")
+    sb.append("- forks whose first measurement iteration was ≥ ")
         .append(STILL_WARMING)
-        .append(" × the last): ")
+        .append(" × their last (still warming up, or a stall): ")
         .append(stillWarming())
         .append('\n');
     sb.append("- load average before / after: ")

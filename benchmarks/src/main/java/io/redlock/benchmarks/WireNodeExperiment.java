@@ -14,8 +14,9 @@ import java.util.function.LongUnaryOperator;
 /**
  * An experiment: how close would the engine come to the mixed quorum's wire floor if PostgreSQL
  * nodes did not block? Subjects take turns on one thread in slices of cycles, in one JVM, on the
- * same servers (as in {@link CompareBuilds}), and the median slice of each is compared with the
- * wire floor's:
+ * same servers; the subject that goes first moves on by one each round of slices, so that none
+ * always follows the same other. Each subject's slice is divided by the wire floor's slice of the
+ * same round, and the median of these ratios is reported with its quartiles:
  *
  * <ul>
  *   <li>the wire floor ({@link MixedWireFloorBenchmark});
@@ -24,6 +25,9 @@ import java.util.function.LongUnaryOperator;
  *   <li>this library's engine over the same Redis nodes and two {@link ExperimentalWirePgNode}s,
  *       again in both orders.
  * </ul>
+ *
+ * <p>It measures one thread's wall time per cycle, not JMH's p50 at 1 and 8 threads, and the node
+ * order of the list, not an engine that orders nodes itself.
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar io.redlock.benchmarks.WireNodeExperiment
  * [--slices 300] [--per 100]} (starts its own servers unless given {@link BenchServers}'
@@ -34,7 +38,17 @@ public final class WireNodeExperiment {
 
   private WireNodeExperiment() {}
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      experiment(args);
+    } catch (Exception | Error e) {
+      e.printStackTrace();
+      System.exit(1);
+    }
+    System.exit(0); // drivers' non-daemon threads must not keep the JVM (and its servers) alive
+  }
+
+  private static void experiment(String[] args) throws Exception {
     int slices = 300;
     int per = 100;
     for (int i = 0; i < args.length; i++) {
@@ -50,23 +64,34 @@ public final class WireNodeExperiment {
     List<LongUnaryOperator> subjects = new ArrayList<>();
     List<AutoCloseable> open = new ArrayList<>();
     try {
+      // the wire floor's set-up also creates the backend's table on both PostgreSQL servers
       add(names, subjects, "floor: one thread, Jedis + PostgreSQL wire protocol", wireFloor(open));
       List<String> uris = RedlockBenchmark.uris("redis3pg2");
       List<String> redisUris = uris.subList(0, 3);
       List<String> pgUris = uris.subList(3, 5);
-      Redlock jdbc = open(open, Redlock.builder().nodeUris(uris).build());
-      createTables(jdbc);
       List<String> pgFirstUris = new ArrayList<>(pgUris);
       pgFirstUris.addAll(redisUris);
+      Redlock jdbc = open(open, Redlock.builder().nodeUris(uris).build());
       Redlock jdbcPgFirst = open(open, Redlock.builder().nodeUris(pgFirstUris).build());
       LockNodes providers = LockNodes.load(WireNodeExperiment.class.getClassLoader());
       List<String> pgUrls = BenchServers.get().postgres().subList(0, 2);
-      List<LockNode> wire = new ArrayList<>(providers.openAll(redisUris));
-      wire.addAll(wireNodes(pgUrls, "a"));
-      Redlock wired = open(open, Redlock.builder().nodes(wire).build());
-      List<LockNode> wirePgFirst = new ArrayList<>(wireNodes(pgUrls, "b"));
-      wirePgFirst.addAll(providers.openAll(redisUris));
-      Redlock wiredPgFirst = open(open, Redlock.builder().nodes(wirePgFirst).build());
+      List<LockNode> wire = new ArrayList<>();
+      List<LockNode> wirePgFirst = new ArrayList<>();
+      Redlock wired;
+      Redlock wiredPgFirst;
+      try {
+        wire.addAll(providers.openAll(redisUris));
+        wire.addAll(wireNodes(pgUrls, "a"));
+        wired = open(open, Redlock.builder().nodes(wire).build()); // closes its nodes
+        wire.clear();
+        wirePgFirst.addAll(wireNodes(pgUrls, "b"));
+        wirePgFirst.addAll(providers.openAll(redisUris));
+        wiredPgFirst = open(open, Redlock.builder().nodes(wirePgFirst).build());
+        wirePgFirst.clear();
+      } finally {
+        wire.forEach(WireNodeExperiment::closeQuietly); // only if building failed
+        wirePgFirst.forEach(WireNodeExperiment::closeQuietly);
+      }
       add(names, subjects, "library, JDBC backend, Redis nodes first", cycles(jdbc, "x:1"));
       add(names, subjects, "library, JDBC backend, PostgreSQL first", cycles(jdbcPgFirst, "x:2"));
       add(names, subjects, "engine + wire PostgreSQL nodes, Redis first", cycles(wired, "x:3"));
@@ -78,8 +103,16 @@ public final class WireNodeExperiment {
       run(names, subjects, slices, per);
     } finally {
       for (int i = open.size() - 1; i >= 0; i--) {
-        open.get(i).close();
+        closeQuietly(open.get(i));
       }
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable resource) {
+    try {
+      resource.close();
+    } catch (Exception e) {
+      System.err.println("closing " + resource + " failed: " + e);
     }
   }
 
@@ -94,18 +127,15 @@ public final class WireNodeExperiment {
     return resource;
   }
 
-  /** The JDBC backend creates its table on first use; the wire nodes need it to prepare. */
-  private static void createTables(Redlock jdbc) throws InterruptedException {
-    for (int i = 0; i < 100; i++) {
-      jdbc.tryAcquire("x:create", TTL).ifPresent(lease -> lease.release());
-      Thread.sleep(10);
-    }
-  }
-
   private static List<LockNode> wireNodes(List<String> pgUrls, String tag) {
     List<LockNode> nodes = new ArrayList<>();
-    for (int i = 0; i < pgUrls.size(); i++) {
-      nodes.add(new ExperimentalWirePgNode(pgUrls.get(i), "wire-pg-" + tag + i));
+    try {
+      for (int i = 0; i < pgUrls.size(); i++) {
+        nodes.add(new ExperimentalWirePgNode(pgUrls.get(i), "wire-pg-" + tag + i));
+      }
+    } catch (RuntimeException e) {
+      nodes.forEach(WireNodeExperiment::closeQuietly);
+      throw e;
     }
     return nodes;
   }
@@ -144,21 +174,40 @@ public final class WireNodeExperiment {
     long[][] nanos = new long[k][slices];
     int warmup = Math.max(100, slices / 3); // the library needs seconds of C2 compilation
     for (int slice = -warmup; slice < slices; slice++) {
-      for (int s = 0; s < k; s++) {
+      int first = Math.floorMod(slice, k);
+      for (int j = 0; j < k; j++) {
+        int s = (first + j) % k;
         long t = subjects.get(s).applyAsLong(per);
         if (slice >= 0) {
           nanos[s][slice] = t;
         }
       }
     }
-    double floor = median(nanos[0]) / per / 1e3;
     System.out.printf(
-        Locale.ROOT, "%d slices of %d cycles each after %d warm-up slices%n", slices, per, warmup);
-    System.out.printf(Locale.ROOT, "| subject | median slice, µs per cycle | × wire floor |%n");
+        Locale.ROOT,
+        "%d slices of %d cycles each after %d warm-up slices, who goes first rotating%n",
+        slices,
+        per,
+        warmup);
+    System.out.printf(
+        Locale.ROOT,
+        "| subject | median slice, µs per cycle | ÷ the wire floor's slice of the same round:"
+            + " median [p25–p75] |%n");
     System.out.printf(Locale.ROOT, "|---|---:|---:|%n");
     for (int s = 0; s < k; s++) {
-      double us = median(nanos[s]) / per / 1e3;
-      System.out.printf(Locale.ROOT, "| %s | %.1f | %.3f |%n", names.get(s), us, us / floor);
+      double[] ratios = new double[slices];
+      for (int i = 0; i < slices; i++) {
+        ratios[i] = (double) nanos[s][i] / nanos[0][i];
+      }
+      Arrays.sort(ratios);
+      System.out.printf(
+          Locale.ROOT,
+          "| %s | %.1f | %.3f [%.3f–%.3f] |%n",
+          names.get(s),
+          median(nanos[s]) / per / 1e3,
+          ratios[slices / 2],
+          ratios[slices / 4],
+          ratios[3 * slices / 4]);
     }
   }
 
