@@ -32,26 +32,11 @@ final class ExperimentalWirePgNode implements LockNode {
     this.name = name;
     this.connection = new PgWire(jdbcUrl);
     try {
-      prepareStatements();
+      PostgresStatements.prepare(connection);
     } catch (RuntimeException e) {
       connection.close();
       throw e;
     }
-  }
-
-  private void prepareStatements() {
-    connection.prepare(
-        "acquire",
-        PostgresStatements.numbered(PostgresStatements.ACQUIRE),
-        PgWire.BYTEA,
-        PgWire.TEXT,
-        PgWire.BYTEA,
-        PgWire.INT8);
-    connection.prepare(
-        "release",
-        PostgresStatements.numbered(PostgresStatements.RELEASE),
-        PgWire.BYTEA,
-        PgWire.BYTEA);
   }
 
   @Override

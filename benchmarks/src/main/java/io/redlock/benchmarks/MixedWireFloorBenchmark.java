@@ -59,18 +59,7 @@ public class MixedWireFloorBenchmark {
           PostgresStatements.createTable(c);
         }
         pg[i] = new PgWire(pgUrls.get(i));
-        pg[i].prepare(
-            "acquire",
-            PostgresStatements.numbered(PostgresStatements.ACQUIRE),
-            PgWire.BYTEA,
-            PgWire.TEXT,
-            PgWire.BYTEA,
-            PgWire.INT8);
-        pg[i].prepare(
-            "release",
-            PostgresStatements.numbered(PostgresStatements.RELEASE),
-            PgWire.BYTEA,
-            PgWire.BYTEA);
+        PostgresStatements.prepare(pg[i]);
       }
     }
 

@@ -91,6 +91,16 @@ final class PostgresStatements {
     return ps;
   }
 
+  /**
+   * Prepares {@link #ACQUIRE} as "acquire" (key hash, key, token, TTL in µs) and {@link #RELEASE}
+   * as "release" (key hash, token) on a wire-protocol connection.
+   */
+  static void prepare(PgWire connection) {
+    connection.prepare(
+        "acquire", numbered(ACQUIRE), PgWire.BYTEA, PgWire.TEXT, PgWire.BYTEA, PgWire.INT8);
+    connection.prepare("release", numbered(RELEASE), PgWire.BYTEA, PgWire.BYTEA);
+  }
+
   /** The statement with PostgreSQL's numbered parameters ($1, $2, ...) for the wire floor. */
   static String numbered(String sql) {
     StringBuilder sb = new StringBuilder(sql.length() + 8);
