@@ -259,22 +259,22 @@ public final class RunAll {
       Pattern p = Pattern.compile(only);
       subjects = subjects.stream().filter(s -> p.matcher(s.benchmark()).find()).toList();
     }
-    List<Subject> ours = subjects.stream().filter(s -> !isRedisson(s)).toList();
-    List<Subject> redisson = subjects.stream().filter(RunAll::isRedisson).toList();
-    if (!ours.isEmpty()) {
-      runJmh(servers, round, roundDir, include, threadCount, ours, warmup, "", into);
-    }
-    if (!redisson.isEmpty()) {
-      runJmh(
-          servers,
-          round,
-          roundDir,
-          include,
-          threadCount,
-          redisson,
-          Math.max(warmup, redissonWarmup),
-          "-redisson",
-          into);
+    for (boolean ofRedisson : new boolean[] {false, true}) {
+      List<Subject> group = subjects.stream().filter(s -> isRedisson(s) == ofRedisson).toList();
+      if (!group.isEmpty()) {
+        int warmupIterations = ofRedisson ? Math.max(warmup, redissonWarmup) : warmup;
+        String logSuffix = ofRedisson ? "-redisson" : "";
+        runGroup(
+            servers,
+            round,
+            roundDir,
+            include,
+            threadCount,
+            group,
+            warmupIterations,
+            logSuffix,
+            into);
+      }
     }
   }
 
@@ -283,7 +283,8 @@ public final class RunAll {
     return s.benchmark().startsWith("RedissonBenchmark.") || s.benchmark().contains("=redisson-");
   }
 
-  private void runJmh(
+  /** One JMH run of a group of subjects that share their warm-up (one fork each). */
+  private void runGroup(
       BenchServers servers,
       int round,
       Path roundDir,
