@@ -29,7 +29,8 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
           "poolSize",
           "connectionTimeout",
           "queryTimeout",
-          "releaseNotifications");
+          "releaseNotifications",
+          "wireProtocol");
 
   private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m)?");
 

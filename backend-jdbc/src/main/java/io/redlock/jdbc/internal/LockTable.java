@@ -335,6 +335,89 @@ public final class LockTable {
         });
   }
 
+  /**
+   * The lock statements of a PostgreSQL table for {@link PgWireTransport}: the same text the JDBC
+   * path runs, with {@code ?} parameters numbered as the wire protocol wants them.
+   *
+   * @param acquire parameters: key hash, key text, token, TTL in µs; one row changed if acquired
+   * @param release parameters: key hash, token; one boolean row, true if a live key held the token
+   * @param extend parameters: TTL in µs, key hash, token; one row changed if extended
+   */
+  public record WireStatements(String acquire, String release, String extend) {}
+
+  /** The last {@link WireStatements} made, and what they were made from. */
+  private volatile WireStatements wire;
+
+  private volatile Sql wireSource;
+  private volatile boolean wireFence;
+
+  /**
+   * The wire statements once the table has been checked, or null before (or after a call found the
+   * table or a column missing, until it is checked again). Cheap: no I/O.
+   */
+  public WireStatements wireStatementsIfReady() {
+    Dialect d = dialect;
+    if (!(d instanceof PostgresDialect)) {
+      return null;
+    }
+    Sql s = sql(d);
+    boolean fence = fenceColumn;
+    WireStatements w = wire;
+    if (w == null || wireSource != s || wireFence != fence) {
+      synchronized (this) {
+        w =
+            new WireStatements(
+                numbered(s.acquire()),
+                numbered(fence ? s.releaseFenced() : s.release()),
+                numbered(s.extend()));
+        wireSource = s;
+        wireFence = fence;
+        wire = w;
+      }
+    }
+    return w;
+  }
+
+  /**
+   * The wire statements, checking (or creating) the table first over JDBC if need be: blocking.
+   *
+   * @throws RedlockException if the table cannot be checked
+   * @throws IllegalStateException if the database is not PostgreSQL
+   */
+  public WireStatements wireStatements() {
+    Dialect d = ready();
+    WireStatements w = wireStatementsIfReady();
+    if (w == null) {
+      throw new IllegalStateException(
+          "redlock.wireProtocol is for PostgreSQL, but the database is " + d.name());
+    }
+    return w;
+  }
+
+  /** A call found the table or a column missing: check (and maybe create) it again next time. */
+  public void schemaChanged() {
+    dialect = null;
+  }
+
+  /** The statement with PostgreSQL's numbered parameters ($1, $2...) instead of {@code ?}. */
+  static String numbered(String sql) {
+    StringBuilder sb = new StringBuilder(sql.length() + 8);
+    int n = 0;
+    boolean quoted = false;
+    for (int i = 0; i < sql.length(); i++) {
+      char c = sql.charAt(i);
+      if (c == '\'') {
+        quoted = !quoted;
+      }
+      if (c == '?' && !quoted) {
+        sb.append('$').append(++n);
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
+  }
+
   /** The DDL for this table in the database's dialect (as far as known). */
   public String ddl() {
     Dialect d = dialect != null ? dialect : expected;

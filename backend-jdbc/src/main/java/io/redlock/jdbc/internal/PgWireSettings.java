@@ -1,0 +1,277 @@
+package io.redlock.jdbc.internal;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Where and how the wire-protocol transport ({@link PgWireTransport}) connects: read from the same
+ * {@code jdbc:postgresql:} URL as the node's JDBC pool, with pgjdbc's own URL parser, so that both
+ * reach the same server, database, user and schema. Driver options that the transport cannot honour
+ * in the same way are refused when the node is built, naming the option, rather than ignored: a
+ * connection that silently differed from the JDBC one (another schema, no TLS) could lock in
+ * another table.
+ *
+ * @param host the server's host name or address (without IPv6 brackets)
+ * @param port its port
+ * @param database the database
+ * @param user the user
+ * @param password the password, or null (then the {@code .pgpass} file is asked, as pgjdbc does)
+ * @param sslMode libpq's and pgjdbc's {@code sslmode}
+ * @param sslRootCert the PEM file of the certificates trusted for {@code verify-ca} and {@code
+ *     verify-full}
+ * @param searchPath the {@code currentSchema} option: the session's {@code search_path}, or null
+ * @param options the {@code options} option: passed to the server as is (e.g. {@code -c
+ *     search_path=locks}), or null
+ * @param applicationName the session's {@code application_name}
+ * @param connectTimeout the limit on opening a connection, TLS and authentication included
+ * @param statementTimeout the server-side {@code statement_timeout} of every lock statement
+ * @param socketTimeout how long a late answer is waited for before its connection is closed
+ * @param tcpKeepAlive whether TCP keepalive is on
+ */
+public record PgWireSettings(
+    String host,
+    int port,
+    String database,
+    String user,
+    String password,
+    SslMode sslMode,
+    Path sslRootCert,
+    String searchPath,
+    String options,
+    String applicationName,
+    Duration connectTimeout,
+    Duration statementTimeout,
+    Duration socketTimeout,
+    boolean tcpKeepAlive) {
+
+  /** The {@code sslmode}s of libpq, with pgjdbc's meanings. */
+  public enum SslMode {
+    /** No TLS. */
+    DISABLE,
+    /** TLS if the server insists: tried without it first (pgjdbc's behaviour). */
+    ALLOW,
+    /** TLS if the server offers it, without checking its certificate (pgjdbc's default). */
+    PREFER,
+    /** TLS or nothing, without checking the server's certificate. */
+    REQUIRE,
+    /** TLS, with a certificate signed by a trusted authority. */
+    VERIFY_CA,
+    /** TLS, with a trusted certificate issued to the host name in the URL. */
+    VERIFY_FULL;
+
+    static SslMode parse(String value) {
+      try {
+        return valueOf(value.strip().toUpperCase(Locale.ROOT).replace('-', '_'));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "sslmode must be one of disable, allow, prefer, require, verify-ca, verify-full, got '"
+                + value
+                + "'");
+      }
+    }
+
+    /** Whether the server's certificate chain is checked. */
+    boolean verifiesCertificate() {
+      return this == VERIFY_CA || this == VERIFY_FULL;
+    }
+  }
+
+  /** pgjdbc options the transport honours in the same way as pgjdbc. */
+  private static final Set<String> HONOURED =
+      Set.of(
+          "PGHOST",
+          "PGPORT",
+          "PGDBNAME",
+          "user",
+          "password",
+          "ssl",
+          "sslmode",
+          "sslrootcert",
+          "currentSchema",
+          "options",
+          "ApplicationName",
+          "connectTimeout",
+          "socketTimeout",
+          "tcpKeepAlive",
+          "loginTimeout");
+
+  /**
+   * pgjdbc options that change nothing the lock statements depend on (statement caching, batching,
+   * fetching, logging); they apply to the node's JDBC connections only.
+   */
+  private static final Set<String> IRRELEVANT =
+      Set.of(
+          "prepareThreshold",
+          "preparedStatementCacheQueries",
+          "preparedStatementCacheSizeMiB",
+          "preferQueryMode",
+          "defaultRowFetchSize",
+          "reWriteBatchedInserts",
+          "binaryTransfer",
+          "binaryTransferEnable",
+          "binaryTransferDisable",
+          "logUnclosedConnections",
+          "logServerErrorDetail",
+          "cancelSignalTimeout",
+          "assumeMinServerVersion",
+          "readOnly",
+          "readOnlyMode",
+          "autosave",
+          "cleanupSavepoints",
+          "stringtype",
+          "disableColumnSanitiser",
+          "receiveBufferSize",
+          "sendBufferSize",
+          "maxResultBuffer",
+          "adaptiveFetch",
+          "adaptiveFetchMaximum",
+          "adaptiveFetchMinimum",
+          "hideUnprivilegedObjects",
+          "quoteReturningIdentifiers",
+          "escapeSyntaxCallMode",
+          "databaseMetadataCacheFields",
+          "databaseMetadataCacheFieldsMiB",
+          "unknownLength",
+          "groupStartupParameters",
+          "channelBinding");
+
+  /** Hides the password. */
+  @Override
+  public String toString() {
+    return "PgWireSettings["
+        + host
+        + ":"
+        + port
+        + "/"
+        + database
+        + ", user="
+        + user
+        + ", sslmode="
+        + sslMode.name().toLowerCase(Locale.ROOT).replace('_', '-')
+        + "]";
+  }
+
+  /**
+   * Reads the settings of a {@code jdbc:postgresql:} URL (without this library's {@code redlock.*}
+   * options).
+   *
+   * @param queryTimeout the node's statement timeout: the server's {@code statement_timeout}, and
+   *     with 5 s more the wait for a late answer (as the JDBC pool's {@code socketTimeout})
+   * @throws IllegalArgumentException for a URL pgjdbc does not accept, several hosts, or a driver
+   *     option the transport cannot honour; the message names it and the way out
+   */
+  public static PgWireSettings parse(
+      String driverUrl, Duration connectionTimeout, Duration queryTimeout) {
+    Properties p;
+    try {
+      p = org.postgresql.Driver.parseURL(driverUrl, new Properties());
+    } catch (RuntimeException e) {
+      p = null;
+    }
+    if (p == null) {
+      throw new IllegalArgumentException(
+          "not a PostgreSQL JDBC URL that pgjdbc accepts, e.g."
+              + " jdbc:postgresql://host:5432/db?user=app&password=...");
+    }
+    Set<String> refused = new TreeSet<>();
+    for (String name : p.stringPropertyNames()) {
+      if (!HONOURED.contains(name) && !IRRELEVANT.contains(name)) {
+        refused.add(name);
+      }
+    }
+    if (!refused.isEmpty()) {
+      throw new IllegalArgumentException(
+          "redlock.wireProtocol cannot honour the driver option(s) "
+              + refused
+              + " the way pgjdbc does (its own connections would then differ from the JDBC"
+              + " ones); remove them, or leave redlock.wireProtocol off. It honours "
+              + new TreeSet<>(HONOURED.stream().filter(n -> !n.startsWith("PG")).toList()));
+    }
+    String host = p.getProperty("PGHOST", "localhost");
+    String port = p.getProperty("PGPORT", "5432");
+    if (host.contains(",") || port.contains(",")) {
+      throw new IllegalArgumentException(
+          "redlock.wireProtocol connects to one server, but the URL lists several hosts ("
+              + host
+              + "); a lock node must be one server anyway: give one host per node");
+    }
+    if (host.startsWith("[") && host.endsWith("]")) {
+      host = host.substring(1, host.length() - 1);
+    }
+    int portNumber;
+    try {
+      portNumber = Integer.parseInt(port);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("the port in the URL is not a number: '" + port + "'");
+    }
+    String database = p.getProperty("PGDBNAME", "");
+    String user = p.getProperty("user", System.getProperty("user.name", ""));
+    if (database.isEmpty()) {
+      database = user; // as libpq and pgjdbc do
+    }
+    String password = p.getProperty("password");
+    if (password == null) {
+      password =
+          org.postgresql.jdbcurlresolver.PgPassParser.getPassword(
+              host, Integer.toString(portNumber), database, user);
+    }
+    SslMode mode;
+    String sslmode = p.getProperty("sslmode");
+    if (sslmode != null) {
+      mode = SslMode.parse(sslmode);
+    } else {
+      String ssl = p.getProperty("ssl");
+      // pgjdbc: ssl=true without an sslmode means verify-full
+      mode = ssl != null && !ssl.equalsIgnoreCase("false") ? SslMode.VERIFY_FULL : SslMode.PREFER;
+    }
+    Path rootCert =
+        p.getProperty("sslrootcert") != null
+            ? Path.of(p.getProperty("sslrootcert"))
+            : Path.of(System.getProperty("user.home", ""), ".postgresql", "root.crt");
+    Duration connect = connectionTimeout;
+    for (String option : List.of("connectTimeout", "loginTimeout")) {
+      if (p.getProperty(option) != null) {
+        connect = seconds(option, p.getProperty(option), connect);
+      }
+    }
+    Duration socket = queryTimeout.plusSeconds(5);
+    if (p.getProperty("socketTimeout") != null) {
+      socket = seconds("socketTimeout", p.getProperty("socketTimeout"), socket);
+    }
+    String keepAlive = p.getProperty("tcpKeepAlive", "false");
+    return new PgWireSettings(
+        host,
+        portNumber,
+        database,
+        user,
+        password,
+        mode,
+        rootCert,
+        p.getProperty("currentSchema"),
+        p.getProperty("options"),
+        p.getProperty("ApplicationName", "redlock"),
+        connect,
+        queryTimeout,
+        socket,
+        Boolean.parseBoolean(keepAlive));
+  }
+
+  /** A pgjdbc timeout option in seconds; 0 means none there, so the node's own is kept. */
+  private static Duration seconds(String option, String value, Duration otherwise) {
+    try {
+      long n = Long.parseLong(value.strip());
+      if (n < 0) {
+        throw new NumberFormatException();
+      }
+      return n == 0 ? otherwise : Duration.ofSeconds(n);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          "the driver option " + option + " must be whole seconds, got '" + value + "'");
+    }
+  }
+}
