@@ -294,6 +294,11 @@ public final class JdbcLockNode implements LockNode {
     return stats != null && stats.getIdleConnections() > 0;
   }
 
+  /** Connections the wire-protocol transport has open now (0 without it); for tests. */
+  int wireConnections() {
+    return wire == null ? 0 : wire.openConnections();
+  }
+
   /** Closes the idle JDBC connections: the wire transport found its own broken. */
   private void evictIdleJdbc() {
     HikariPoolMXBean stats = ownedPool == null ? null : ownedPool.getHikariPoolMXBean();

@@ -86,9 +86,95 @@ public final class PostgresServer extends LocalSqlServer {
    * @throws IllegalStateException if the binaries are missing or the server does not start
    */
   public static PostgresServer startLocal() {
+    Path base = Binaries.scratchDir("postgres");
+    return startLocal(base, List.of());
+  }
+
+  /**
+   * A local server with TLS and the password methods of {@code pg_hba.conf} over TCP: TLS on, with
+   * a self-signed certificate made with {@code openssl} for 127.0.0.1 only (its file: {@link
+   * #certificate()}, to trust it); user {@value #CLEARTEXT_USER} authenticates with the clear-text
+   * method, every other user with the {@code md5} method (SCRAM for a user whose password is stored
+   * as SCRAM, as {@link #USER}'s is; MD5 for one stored as MD5). Plain TCP is accepted too.
+   *
+   * @throws IllegalStateException if the binaries or openssl are missing
+   */
+  public static PostgresServer startLocalWithTls() {
+    Path base = Binaries.scratchDir("postgres-tls");
+    Path tls = base.resolve("tls");
+    try {
+      Files.createDirectories(tls);
+      Files.writeString(
+          tls.resolve("pg_hba.conf"),
+          "local all all trust\n"
+              + "host all "
+              + CLEARTEXT_USER
+              + " 127.0.0.1/32 password\n"
+              + "host all all 127.0.0.1/32 md5\n");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Path openssl =
+        Binaries.find("openssl")
+            .orElseThrow(
+                () -> new IllegalStateException("install openssl (apt-get install -y openssl)"));
+    run(
+        tls,
+        60,
+        openssl.toString(),
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=redlock-test",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        tls.resolve("server.key").toString(),
+        "-out",
+        tls.resolve("server.crt").toString());
+    try {
+      Files.setPosixFilePermissions(
+          tls.resolve("server.key"),
+          java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    for (String file : List.of("", "pg_hba.conf", "server.key", "server.crt")) {
+      handToServerUser(file.isEmpty() ? tls : tls.resolve(file));
+    }
+    PostgresServer server =
+        startLocal(
+            base,
+            List.of(
+                "ssl=on",
+                "ssl_cert_file=" + tls.resolve("server.crt"),
+                "ssl_key_file=" + tls.resolve("server.key"),
+                "hba_file=" + tls.resolve("pg_hba.conf")));
+    server.certificate = tls.resolve("server.crt");
+    return server;
+  }
+
+  /** The user that {@link #startLocalWithTls} servers ask for a clear-text password. */
+  public static final String CLEARTEXT_USER = "redlock_cleartext";
+
+  private Path certificate;
+
+  /** The PEM certificate of a {@link #startLocalWithTls} server. */
+  public Path certificate() {
+    if (certificate == null) {
+      throw new IllegalStateException("not a server from startLocalWithTls()");
+    }
+    return certificate;
+  }
+
+  private static PostgresServer startLocal(Path base, List<String> settings) {
     Path initdb = binary("initdb");
     Path postgres = binary("postgres");
-    Path base = Binaries.scratchDir("postgres");
     Path data = base.resolve("data");
     copyTemplate(initdb, data);
     int port = FreePorts.find();
@@ -114,6 +200,10 @@ public final class PostgresServer extends LocalSqlServer {
             "max_connections=200",
             "-c",
             "shared_buffers=16MB"));
+    for (String setting : settings) {
+      command.add("-c");
+      command.add(setting);
+    }
     ManagedProcess process =
         ManagedProcess.start(
             "postgres", command, Map.of(), base, () -> ready(data, port), START_TIMEOUT);
@@ -223,6 +313,32 @@ public final class PostgresServer extends LocalSqlServer {
   @Override
   public void stop() {
     stopWith("stop", "INT");
+  }
+
+  /**
+   * Freezes a local server (SIGSTOP): the postmaster and every backend process, since each client
+   * connection is served by a process of its own. Connections stay open and nothing is answered.
+   */
+  @Override
+  public void pause() {
+    requireLocal("pause");
+    signalAll("STOP");
+  }
+
+  /** Resumes a paused local server: every process of it. */
+  @Override
+  public void resume() {
+    requireLocal("resume");
+    signalAll("CONT");
+  }
+
+  private void signalAll(String signal) {
+    long postmaster = process.pid();
+    java.util.List<String> command =
+        new ArrayList<>(List.of("kill", "-" + signal, Long.toString(postmaster)));
+    ProcessHandle.of(postmaster)
+        .ifPresent(p -> p.descendants().forEach(d -> command.add(Long.toString(d.pid()))));
+    run(Path.of(".").toAbsolutePath(), 10, command.toArray(String[]::new));
   }
 
   /** Crashes a local server the way {@code pg_ctl -m immediate stop} does (SIGQUIT). */

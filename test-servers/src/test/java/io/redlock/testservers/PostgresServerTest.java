@@ -41,6 +41,31 @@ class PostgresServerTest {
   }
 
   @Test
+  @DisplayName("pause freezes the connections already open, resume thaws them")
+  void pauseFreezesOpenConnections() throws Exception {
+    try (PostgresServer server = PostgresServer.startLocal();
+        java.sql.Connection c = java.sql.DriverManager.getConnection(server.jdbcUrl())) {
+      c.setNetworkTimeout(Runnable::run, 500);
+      try (java.sql.Statement s = c.createStatement()) {
+        s.execute("SELECT 1");
+      }
+      server.pause();
+      try (java.sql.Statement s = c.createStatement()) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> s.execute("SELECT 1"))
+            .as("a query on a connection opened before the pause")
+            .isInstanceOf(java.sql.SQLException.class)
+            .hasRootCauseInstanceOf(java.net.SocketTimeoutException.class);
+      } finally {
+        server.resume();
+      }
+      try (java.sql.Connection again = java.sql.DriverManager.getConnection(server.jdbcUrl());
+          java.sql.Statement s = again.createStatement()) {
+        s.execute("SELECT 1");
+      }
+    }
+  }
+
+  @Test
   @DisplayName("says how to get a local server when asked to control one it did not start")
   void externalServersCannotBeControlled() {
     try (PostgresServer local = PostgresServer.startLocal()) {

@@ -1,0 +1,218 @@
+package io.redlock.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.Reply;
+import io.redlock.testservers.PostgresServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Nodes with {@code redlock.wireProtocol=true} on real PostgreSQL servers, beyond the kit: they
+ * share a table with JDBC nodes, survive the table being dropped, give up on a frozen server and
+ * still deliver its late answer, keep many calls in flight, and refuse what they cannot honour.
+ */
+class PostgresWireProtocolTest {
+  private static final Duration TTL = Duration.ofSeconds(30);
+  private static final Duration WAIT = Duration.ofSeconds(5);
+
+  private static String url() {
+    return TestDatabases.postgres().jdbcUrl();
+  }
+
+  private static JdbcLockNode wireNode(String url, String table) {
+    return JdbcLockNode.builder(url).table(table).createTable(true).wireProtocol(true).build();
+  }
+
+  private static String token() {
+    return UUID.randomUUID().toString();
+  }
+
+  @Test
+  void sharesItsTableWithJdbcNodes() {
+    String table = TestDatabases.uniqueTable("wire_interop");
+    try (JdbcLockNode wire = wireNode(url(), table);
+        JdbcLockNode jdbc = JdbcLockNode.builder(url()).table(table).createTable(true).build()) {
+      String key = "interop";
+      String a = token();
+      String b = token();
+      assertThat(wire.tryAcquire(key, a, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(jdbc.tryAcquire(key, b, TTL).await(WAIT).acquired()).isFalse();
+      assertThat(jdbc.release(key, b).await(WAIT)).isFalse();
+      assertThat(jdbc.extend(key, a, TTL).await(WAIT)).isTrue();
+      assertThat(wire.release(key, a).await(WAIT)).isTrue();
+      assertThat(jdbc.tryAcquire(key, b, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(wire.tryAcquire(key, a, TTL).await(WAIT).acquired()).isFalse();
+      assertThat(wire.extend(key, a, TTL).await(WAIT)).isFalse();
+      assertThat(wire.extend(key, b, TTL).await(WAIT)).isTrue();
+      assertThat(wire.release(key, b).await(WAIT)).isTrue();
+
+      // a key with a fencing counter (taken over JDBC): a release over the wire keeps its row,
+      // so the next counter is larger still
+      String fenced = "interop-fenced";
+      long first = jdbc.tryAcquireFenced(fenced, a, TTL).await(WAIT).fence();
+      assertThat(wire.release(fenced, a).await(WAIT)).isTrue();
+      assertThat(wire.tryAcquire(fenced, b, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(wire.release(fenced, b).await(WAIT)).isTrue();
+      assertThat(jdbc.tryAcquireFenced(fenced, a, TTL).await(WAIT).fence()).isGreaterThan(first);
+      assertThat(jdbc.release(fenced, a).await(WAIT)).isTrue();
+    }
+  }
+
+  @Test
+  void aTableDroppedBehindItsBackIsReportedThenCreatedAgain() {
+    String table = TestDatabases.uniqueTable("wire_dropped");
+    try (JdbcLockNode wire = wireNode(url(), table)) {
+      String t = token();
+      assertThat(wire.tryAcquire("k", t, TTL).await(WAIT).acquired()).isTrue();
+      TestDatabases.execute(url(), "DROP TABLE " + table);
+      assertThatThrownBy(() -> wire.tryAcquire("k", t, TTL).await(WAIT))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("does not exist")
+          .hasMessageContaining("CREATE TABLE");
+      // the node may create tables: the next call checks the table again and creates it
+      assertThat(wire.tryAcquire("k", t, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(wire.release("k", t).await(WAIT)).isTrue();
+    }
+  }
+
+  @Test
+  void aMissingTableTheNodeMayNotCreatePrintsTheDdl() {
+    String table = TestDatabases.uniqueTable("wire_missing");
+    try (JdbcLockNode wire = JdbcLockNode.builder(url()).table(table).wireProtocol(true).build()) {
+      assertThatThrownBy(() -> wire.tryAcquire("k", token(), TTL).await(WAIT))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("table " + table + " does not exist")
+          .hasMessageContaining("redlock.createTable=true");
+    }
+  }
+
+  @Test
+  void keepsCallsInFlightFromOneThreadAndManyThreadsAtOnce() throws Exception {
+    String table = TestDatabases.uniqueTable("wire_inflight");
+    try (JdbcLockNode wire =
+        JdbcLockNode.builder(url())
+            .table(table)
+            .createTable(true)
+            .wireProtocol(true)
+            .poolSize(3)
+            .build()) {
+      // as many calls in flight from one thread as the pool has connections (the engine has one
+      // per node per thread)
+      List<String> tokens = new ArrayList<>();
+      List<Reply<AcquireResult>> replies = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        tokens.add(token());
+        replies.add(wire.tryAcquire("inflight-" + i, tokens.get(i), TTL));
+      }
+      for (Reply<AcquireResult> r : replies) {
+        assertThat(r.await(WAIT).acquired()).isTrue();
+      }
+      List<Reply<Boolean>> releases = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        releases.add(wire.release("inflight-" + i, tokens.get(i)));
+      }
+      for (Reply<Boolean> r : releases) {
+        assertThat(r.await(WAIT)).isTrue();
+      }
+      // more threads than connections: calls wait for a connection to come back
+      java.util.concurrent.ExecutorService threads =
+          java.util.concurrent.Executors.newFixedThreadPool(12);
+      try {
+        List<java.util.concurrent.Future<Integer>> done = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+          String key = "threads-" + i;
+          done.add(
+              threads.submit(
+                  () -> {
+                    int cycles = 0;
+                    for (int c = 0; c < 25; c++) {
+                      String t = token();
+                      if (wire.tryAcquire(key, t, TTL).await(WAIT).acquired()
+                          && wire.release(key, t).await(WAIT)) {
+                        cycles++;
+                      }
+                    }
+                    return cycles;
+                  }));
+        }
+        for (java.util.concurrent.Future<Integer> f : done) {
+          assertThat(f.get(60, TimeUnit.SECONDS)).isEqualTo(25);
+        }
+      } finally {
+        threads.shutdownNow();
+      }
+      assertThat(wire.wireConnections()).isBetween(1, 3);
+    }
+  }
+
+  @Test
+  void aFrozenServerTimesOutAndItsLateAnswerIsDelivered() throws Exception {
+    String table = TestDatabases.uniqueTable("wire_frozen");
+    try (PostgresServer server = PostgresServer.startLocal();
+        JdbcLockNode wire = wireNode(server.jdbcUrl(), table)) {
+      String warm = token();
+      assertThat(wire.tryAcquire("warm", warm, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(wire.release("warm", warm).await(WAIT)).isTrue();
+
+      String t = token();
+      server.pause();
+      Reply<AcquireResult> reply;
+      try {
+        reply = wire.tryAcquire("frozen", t, TTL);
+        Reply<AcquireResult> r = reply;
+        assertThatThrownBy(() -> r.await(Duration.ofMillis(300)))
+            .isInstanceOf(NodeTimeoutException.class);
+      } finally {
+        server.resume();
+      }
+      CompletableFuture<AcquireResult> late = new CompletableFuture<>();
+      reply.abandon(late::complete);
+      assertThat(late.get(10, TimeUnit.SECONDS).acquired())
+          .as("the late answer: the key was set after all")
+          .isTrue();
+      // the connection went back to the pool after the late answer: the node works on
+      assertThat(wire.release("frozen", t).await(WAIT)).isTrue();
+    }
+  }
+
+  @Test
+  void refusesWhatItCannotHonour() {
+    String base = url() + "&redlock.wireProtocol=true";
+    assertThatThrownBy(() -> JdbcLockNode.builder(base + "&sslcert=/tmp/client.crt").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("[sslcert]")
+        .hasMessageContaining("leave redlock.wireProtocol off");
+    assertThatThrownBy(
+            () ->
+                JdbcLockNode.builder(
+                        "jdbc:postgresql://127.0.0.1:1,127.0.0.1:2/postgres?redlock.wireProtocol=true")
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("several hosts");
+    assertThatThrownBy(
+            () ->
+                JdbcLockNode.builder("jdbc:h2:mem:wire;DB_CLOSE_DELAY=-1")
+                    .wireProtocol(true)
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("PostgreSQL");
+    assertThatThrownBy(() -> JdbcLockNode.builder(url() + "&redlock.wireProtocol=maybe"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("redlock.wireProtocol must be true or false");
+    org.h2.jdbcx.JdbcDataSource dataSource = new org.h2.jdbcx.JdbcDataSource();
+    dataSource.setURL("jdbc:h2:mem:wire-ds;DB_CLOSE_DELAY=-1");
+    assertThatThrownBy(() -> JdbcLockNode.builder(dataSource).wireProtocol(true).build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("DataSource");
+  }
+}

@@ -1,0 +1,330 @@
+package io.redlock.jdbc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockTransientException;
+import io.redlock.jdbc.TestDatabases;
+import io.redlock.testservers.FreePorts;
+import io.redlock.testservers.PostgresServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wire-protocol connection against real PostgreSQL servers: start-up, every password method,
+ * TLS per sslmode, and the errors a user meets (wrong password, unknown database, TLS refused,
+ * certificate not trusted), classified and worded as the JDBC path's, never showing a password.
+ */
+class PgWireConnectionTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+  private static PgWireSettings settings(String url) {
+    return PgWireSettings.parse(url, TIMEOUT, TIMEOUT);
+  }
+
+  private static String url(int port, String user, String password, String more) {
+    return "jdbc:postgresql://127.0.0.1:"
+        + port
+        + "/postgres?user="
+        + user
+        + "&password="
+        + password
+        + more;
+  }
+
+  /** Runs one query on the connection; answers its first row's first column as text, or null. */
+  private static String query(PgWireConnection c, String sql) throws IOException, SQLException {
+    int id = 0;
+    while (c.isPrepared(id)) {
+      id++; // a statement name of its own on this connection
+    }
+    c.parse(id, sql);
+    c.bind(id, 0);
+    c.executeAndSync();
+    c.flush();
+    String first = null;
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (true) {
+      int type = c.next(deadline);
+      switch (type) {
+        case -1 -> throw new AssertionError("no answer to " + sql);
+        case 'E' -> throw c.serverError();
+        case 'D' -> {
+          // binary results: a boolean is one byte, an int4 four
+          int length = c.bodyInt(2);
+          first =
+              length == 1
+                  ? Boolean.toString(c.bodyByte(6) != 0)
+                  : length == 4 ? Integer.toString(c.bodyInt(6)) : c.bodyText(6, length);
+        }
+        case 'Z' -> {
+          return first;
+        }
+        default -> {}
+      }
+    }
+  }
+
+  private static RedlockException translated(Throwable e) {
+    return SqlErrors.translate("node", "tryAcquire", e, new TableName("t"), "ddl");
+  }
+
+  @Nested
+  class OnAPlainServer {
+    private final int port = TestDatabases.postgres().port();
+
+    @Test
+    void scramAuthenticatesAndSettingsReachTheSession() throws Exception {
+      String url =
+          url(port, "postgres", PostgresServer.PASSWORD, "&currentSchema=pg_catalog,public");
+      try (PgWireConnection c = PgWireConnection.open(settings(url), "node")) {
+        assertThat(query(c, "SELECT current_setting('search_path')"))
+            .isEqualTo("pg_catalog,public");
+        assertThat(query(c, "SELECT current_setting('statement_timeout')")).isEqualTo("5s");
+        assertThat(query(c, "SELECT current_setting('client_encoding') = 'UTF8'"))
+            .isEqualTo("true");
+        // prefer, on a server without TLS: plain
+        assertThat(query(c, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+            .isEqualTo("false");
+      }
+    }
+
+    @Test
+    void aWrongPasswordIsNonTransientAndNeverShown() {
+      String secret = "wrong-secret-4711";
+      assertThatThrownBy(
+              () -> PgWireConnection.open(settings(url(port, "postgres", secret, "")), "node"))
+          .isInstanceOfSatisfying(
+              SQLException.class,
+              e -> {
+                assertThat(e.getSQLState()).isEqualTo("28P01");
+                RedlockException r = translated(e);
+                assertThat(r).isInstanceOf(RedlockNonTransientException.class);
+                assertThat(r.getMessage())
+                    .contains("authentication failed")
+                    .contains("check the user and password")
+                    .doesNotContain(secret);
+              });
+    }
+
+    @Test
+    void anUnknownDatabaseIsNamed() {
+      String url =
+          "jdbc:postgresql://127.0.0.1:"
+              + port
+              + "/no_such_db?user=postgres&password="
+              + PostgresServer.PASSWORD;
+      assertThatThrownBy(() -> PgWireConnection.open(settings(url), "node"))
+          .isInstanceOfSatisfying(
+              SQLException.class,
+              e -> {
+                assertThat(e.getSQLState()).isEqualTo("3D000");
+                assertThat(translated(e).getMessage()).contains("does not exist");
+              });
+    }
+
+    @Test
+    void sslRequiredButRefusedSaysSo() {
+      String url = url(port, "postgres", PostgresServer.PASSWORD, "&sslmode=require");
+      assertThatThrownBy(() -> PgWireConnection.open(settings(url), "node"))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("does not accept TLS")
+          .hasMessageContaining("sslmode=require");
+    }
+
+    @Test
+    void nothingListeningIsATransientConnectionFailure() {
+      String url = url(FreePorts.find(), "postgres", PostgresServer.PASSWORD, "&sslmode=disable");
+      assertThatThrownBy(() -> PgWireConnection.open(settings(url), "node"))
+          .isInstanceOfSatisfying(
+              SQLException.class,
+              e -> {
+                assertThat(e.getSQLState()).isEqualTo("08001");
+                assertThat(translated(e))
+                    .isInstanceOf(RedlockTransientException.class)
+                    .hasMessageContaining("cannot connect");
+              });
+    }
+
+    @Test
+    void aMessageLongerThanTheBufferIsReadWhole() throws Exception {
+      String url = url(port, "postgres", PostgresServer.PASSWORD, "");
+      try (PgWireConnection c = PgWireConnection.open(settings(url), "node")) {
+        assertThat(query(c, "SELECT repeat('x', 100000)")).hasSize(100_000);
+        assertThat(query(c, "SELECT 42")).isEqualTo("42");
+      }
+    }
+  }
+
+  @Nested
+  class OnAServerWithTlsAndEveryPasswordMethod {
+    private static PostgresServer server;
+
+    @BeforeAll
+    static void start() throws SQLException {
+      server = PostgresServer.startLocalWithTls();
+      try (Connection c = DriverManager.getConnection(server.jdbcUrl());
+          Statement s = c.createStatement()) {
+        s.execute("SET password_encryption = 'md5'");
+        s.execute("CREATE ROLE redlock_md5 LOGIN SUPERUSER PASSWORD 'md5-pw'");
+        s.execute(
+            "CREATE ROLE "
+                + PostgresServer.CLEARTEXT_USER
+                + " LOGIN SUPERUSER PASSWORD 'clear-pw'");
+      }
+    }
+
+    @AfterAll
+    static void stop() {
+      server.close();
+    }
+
+    private String url(String user, String password, String more) {
+      return PgWireConnectionTest.url(server.port(), user, password, more);
+    }
+
+    private String ssl(PgWireConnection c) throws Exception {
+      return query(c, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()");
+    }
+
+    @Test
+    void md5AndClearTextPasswordsAuthenticate() throws Exception {
+      try (PgWireConnection c =
+          PgWireConnection.open(settings(url("redlock_md5", "md5-pw", "&sslmode=disable")), "n")) {
+        assertThat(query(c, "SELECT current_user")).isEqualTo("redlock_md5");
+      }
+      try (PgWireConnection c =
+          PgWireConnection.open(
+              settings(url(PostgresServer.CLEARTEXT_USER, "clear-pw", "&sslmode=require")), "n")) {
+        assertThat(query(c, "SELECT current_user")).isEqualTo(PostgresServer.CLEARTEXT_USER);
+      }
+      assertThatThrownBy(
+              () ->
+                  PgWireConnection.open(
+                      settings(url("redlock_md5", "not-it", "&sslmode=disable")), "n"))
+          .isInstanceOfSatisfying(
+              SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("28P01"));
+    }
+
+    @Test
+    void preferAndRequireEncryptWithoutCheckingTheCertificate() throws Exception {
+      for (String mode : new String[] {"prefer", "require"}) {
+        try (PgWireConnection c =
+            PgWireConnection.open(
+                settings(url("postgres", PostgresServer.PASSWORD, "&sslmode=" + mode)), "n")) {
+          assertThat(ssl(c)).as(mode).isEqualTo("true");
+        }
+      }
+      try (PgWireConnection c =
+          PgWireConnection.open(
+              settings(url("postgres", PostgresServer.PASSWORD, "&sslmode=disable")), "n")) {
+        assertThat(ssl(c)).isEqualTo("false");
+      }
+    }
+
+    @Test
+    void verifyFullAcceptsTheTrustedCertificateForItsHost() throws Exception {
+      String more = "&sslmode=verify-full&sslrootcert=" + server.certificate();
+      try (PgWireConnection c =
+          PgWireConnection.open(settings(url("postgres", PostgresServer.PASSWORD, more)), "n")) {
+        assertThat(ssl(c)).isEqualTo("true");
+      }
+    }
+
+    @Test
+    void verifyFullRefusesAnotherHostName() {
+      // the certificate names 127.0.0.1 only
+      String url =
+          "jdbc:postgresql://localhost:"
+              + server.port()
+              + "/postgres?user=postgres&password="
+              + PostgresServer.PASSWORD
+              + "&sslmode=verify-full&sslrootcert="
+              + server.certificate();
+      assertThatThrownBy(() -> PgWireConnection.open(settings(url), "n"))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("TLS handshake failed")
+          .hasMessageContaining("name the host localhost");
+    }
+
+    @Test
+    void verifyCaRefusesACertificateNotSignedByTheRoots() throws Exception {
+      Path other = Files.createTempFile("other-root", ".crt");
+      try {
+        // a root that did not sign the server's certificate: the JDK's own test of trust
+        Files.writeString(other, otherRoot());
+        String more = "&sslmode=verify-ca&sslrootcert=" + other;
+        assertThatThrownBy(
+                () ->
+                    PgWireConnection.open(
+                        settings(url("postgres", PostgresServer.PASSWORD, more)), "n"))
+            .isInstanceOf(RedlockNonTransientException.class)
+            .hasMessageContaining("TLS handshake failed")
+            .hasMessageContaining(other.toString());
+      } finally {
+        Files.deleteIfExists(other);
+      }
+    }
+
+    @Test
+    void verifyCaWithoutARootFileSaysWhichFile() {
+      String more = "&sslmode=verify-ca&sslrootcert=/nonexistent/root.crt";
+      assertThatThrownBy(
+              () ->
+                  PgWireConnection.open(
+                      settings(url("postgres", PostgresServer.PASSWORD, more)), "n"))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("/nonexistent/root.crt")
+          .hasMessageContaining("sslrootcert");
+    }
+
+    /** A certificate of its own, made with openssl like the server's, but a different key. */
+    private String otherRoot() throws Exception {
+      Path dir = Files.createTempDirectory("other-root");
+      try {
+        Process p =
+            new ProcessBuilder(
+                    "openssl",
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "rsa:2048",
+                    "-nodes",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=other",
+                    "-addext",
+                    "subjectAltName=IP:127.0.0.1",
+                    "-keyout",
+                    dir.resolve("k").toString(),
+                    "-out",
+                    dir.resolve("c").toString())
+                .redirectErrorStream(true)
+                .start();
+        p.getInputStream().readAllBytes();
+        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        return Files.readString(dir.resolve("c"));
+      } finally {
+        try (var files = Files.list(dir)) {
+          for (Path f : files.toList()) {
+            Files.delete(f);
+          }
+        }
+        Files.delete(dir);
+      }
+    }
+  }
+}
