@@ -24,12 +24,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The standard mixed demo through the public API only: a quorum of 3 Redis and 2 PostgreSQL nodes,
- * named by URI and opened through the backends' providers.
+ * named by URI and opened through the backends' providers; the PostgreSQL nodes over JDBC, then
+ * over the wire protocol ({@code redlock.wireProtocol=true}).
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 @DisplayName("Redlock on 3 Redis + 2 PostgreSQL nodes")
@@ -38,17 +40,19 @@ class MixedQuorumTest {
   private static final int THREADS = 4;
   private static final int INCREMENTS_PER_THREAD = 10;
 
-  @Test
+  @ParameterizedTest(name = "PostgreSQL over the wire protocol: {0}")
+  @ValueSource(booleans = {false, true})
   @DisplayName(
       "contention keeps an exact count, survives a PostgreSQL node stopping, and with 2 Redis"
           + " nodes down no lock can be had and nothing leaks")
-  void mixedQuorum() throws Exception {
+  void mixedQuorum(boolean wireProtocol) throws Exception {
     try (RedisServers redis = RedisServers.start(3, RedisServer.builder().faultInjection());
         PostgresServer pg1 = PostgresServer.startLocal();
         PostgresServer pg2 = PostgresServer.startLocal()) {
       List<String> uris = new ArrayList<>(redis.uris());
-      uris.add(pg1.jdbcUrl() + "&redlock.createTable=true");
-      uris.add(pg2.jdbcUrl() + "&redlock.createTable=true");
+      String options = "&redlock.createTable=true&redlock.wireProtocol=" + wireProtocol;
+      uris.add(pg1.jdbcUrl() + options);
+      uris.add(pg2.jdbcUrl() + options);
       try (Redlock redlock =
           Redlock.builder()
               .nodeUris(uris)
