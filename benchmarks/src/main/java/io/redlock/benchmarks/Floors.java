@@ -19,7 +19,10 @@ final class Floors {
   /** A floor by name. */
   record Floor(String name, LongUnaryOperator driver) {}
 
-  /** The floors of a topology, the reference floor first (the one the library should reach). */
+  /**
+   * The floors of a topology, the reference floor first (the one the library should reach). The
+   * topologies over the wire-protocol transport have the floors of their JDBC counterparts.
+   */
   static List<Floor> of(String topology) throws SQLException {
     List<Floor> floors = new ArrayList<>();
     Recorder idle = new Recorder(); // records nothing outside JMH's measurement iterations
@@ -33,7 +36,7 @@ final class Floors {
                 "floor: Jedis multiplexed, 5 Redis",
                 new Driver(() -> bench.multiplexed(nodes, idle), nodes::close)));
       }
-      case "redis3pg2" -> {
+      case "redis3pg2", "redis3pg2wire", "pg2wireredis3" -> {
         MixedWireFloorBenchmark.Nodes wire = new MixedWireFloorBenchmark.Nodes();
         wire.open(INDEX);
         MixedWireFloorBenchmark wireBench = new MixedWireFloorBenchmark();
@@ -50,10 +53,12 @@ final class Floors {
                 new Driver(() -> threadBench.cycle(threads, idle), threads::close)));
         floors.add(plainJdbc(idle));
       }
-      case "pg1" -> floors.add(plainJdbc(idle));
+      case "pg1", "pg1wire" -> floors.add(plainJdbc(idle));
       default ->
           throw new IllegalArgumentException(
-              "no floors for topology " + topology + ": use redis5, redis3pg2 or pg1");
+              "no floors for topology "
+                  + topology
+                  + ": use redis5, redis3pg2, redis3pg2wire, pg2wireredis3, pg1 or pg1wire");
     }
     return floors;
   }

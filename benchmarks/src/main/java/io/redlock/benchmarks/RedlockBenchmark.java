@@ -25,7 +25,17 @@ public class RedlockBenchmark {
   @State(Scope.Benchmark)
   public static class Quorum {
     /** Which nodes: see {@link #uris}. */
-    @Param({"redis5", "redis1", "redis3pg2", "pg1", "pg5"})
+    @Param({
+      "redis5",
+      "redis1",
+      "redis3pg2",
+      "pg1",
+      "pg5",
+      "redis3pg2wire",
+      "pg2wireredis3",
+      "pg1wire",
+      "pg5wire"
+    })
     public String topology;
 
     Redlock redlock;
@@ -41,7 +51,12 @@ public class RedlockBenchmark {
     }
   }
 
-  /** Node URIs of a topology, on the shared servers. */
+  /**
+   * Node URIs of a topology, on the shared servers. In a topology whose name says {@code wire}, the
+   * PostgreSQL nodes send their lock calls over the JDBC backend's wire-protocol transport ({@code
+   * redlock.wireProtocol=true}) instead of through pgjdbc; {@code pg2wireredis3} lists the same
+   * five nodes as {@code redis3pg2wire}, the PostgreSQL ones first.
+   */
   static List<String> uris(String topology) {
     BenchServers servers = BenchServers.get();
     List<String> uris = new ArrayList<>();
@@ -54,6 +69,16 @@ public class RedlockBenchmark {
       }
       case "pg1" -> uris.add(postgres(servers.postgres().get(0)));
       case "pg5" -> servers.postgres().forEach(u -> uris.add(postgres(u)));
+      case "redis3pg2wire" -> {
+        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
+        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
+      }
+      case "pg2wireredis3" -> {
+        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
+        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
+      }
+      case "pg1wire" -> uris.add(postgresWire(servers.postgres().get(0)));
+      case "pg5wire" -> servers.postgres().forEach(u -> uris.add(postgresWire(u)));
       case "pg3notify" ->
           servers
               .postgres()
@@ -73,6 +98,15 @@ public class RedlockBenchmark {
     return jdbcUrl
         + (jdbcUrl.contains("?") ? "&" : "?")
         + "redlock.createTable=true&redlock.poolSize=8";
+  }
+
+  /**
+   * {@link #postgres}, with the lock calls over the JDBC backend's PostgreSQL wire-protocol
+   * transport: the statement is written when the engine starts the call and the answer read when it
+   * awaits it.
+   */
+  private static String postgresWire(String jdbcUrl) {
+    return postgres(jdbcUrl) + "&redlock.wireProtocol=true";
   }
 
   /** The benchmark thread's own key. */

@@ -97,8 +97,24 @@ public final class RunAll {
           new Subject("**redlock**", "1 Redis", "RedlockBenchmark.cycle:topology=redis1"),
           new Subject(
               "**redlock**", "3 Redis + 2 PostgreSQL", "RedlockBenchmark.cycle:topology=redis3pg2"),
+          new Subject(
+              "**redlock**",
+              "3 Redis + 2 PostgreSQL (wire protocol)",
+              "RedlockBenchmark.cycle:topology=redis3pg2wire"),
+          new Subject(
+              "**redlock**",
+              "2 PostgreSQL (wire protocol, listed first) + 3 Redis",
+              "RedlockBenchmark.cycle:topology=pg2wireredis3"),
           new Subject("**redlock**", "1 PostgreSQL", "RedlockBenchmark.cycle:topology=pg1"),
-          new Subject("**redlock**", "5 PostgreSQL", "RedlockBenchmark.cycle:topology=pg5"));
+          new Subject(
+              "**redlock**",
+              "1 PostgreSQL (wire protocol)",
+              "RedlockBenchmark.cycle:topology=pg1wire"),
+          new Subject("**redlock**", "5 PostgreSQL", "RedlockBenchmark.cycle:topology=pg5"),
+          new Subject(
+              "**redlock**",
+              "5 PostgreSQL (wire protocol)",
+              "RedlockBenchmark.cycle:topology=pg5wire"));
 
   private static final List<Subject> CONTENDED_SUBJECTS =
       List.of(
@@ -121,8 +137,11 @@ public final class RunAll {
   private static final String REDLOCK5 = "RedlockBenchmark.cycle:topology=redis5";
   private static final String RED_LOCK = "RedissonBenchmark.redLock";
   private static final String MIXED = "RedlockBenchmark.cycle:topology=redis3pg2";
+  private static final String MIXED_WIRE = "RedlockBenchmark.cycle:topology=redis3pg2wire";
+  private static final String MIXED_WIRE_PG_FIRST = "RedlockBenchmark.cycle:topology=pg2wireredis3";
   private static final String PG_FLOOR = "PostgresFloorBenchmark.cycle";
   private static final String PG1 = "RedlockBenchmark.cycle:topology=pg1";
+  private static final String PG1_WIRE = "RedlockBenchmark.cycle:topology=pg1wire";
   private static final String MIXED_FLOOR = "MixedFloorBenchmark.cycle";
   private static final String WIRE_FLOOR = "MixedWireFloorBenchmark.cycle";
 
@@ -556,6 +575,22 @@ public final class RunAll {
           r -> r <= 1.2);
       target(
           sb,
+          "3 Redis + 2 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × the one-thread wire floor's, "
+              + t
+              + " thread(s)",
+          ratios(MIXED_WIRE + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
+          "2 PostgreSQL (wire protocol, listed first) + 3 Redis: cycle p50 ≤ 1.2 × the one-thread"
+              + " wire floor's, "
+              + t
+              + " thread(s)",
+          ratios(
+              MIXED_WIRE_PG_FIRST + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
           "(for reference) no client: the one-thread wire floor's cycle p50 ≤ 1.2 × plain-JDBC"
               + " cycle p50 on one PostgreSQL, "
               + t
@@ -571,10 +606,34 @@ public final class RunAll {
           r -> r <= 1.2);
       target(
           sb,
+          "(for reference) 3 Redis + 2 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × the"
+              + " JDBC-thread mixed floor's, "
+              + t
+              + " thread(s)",
+          ratios(MIXED_WIRE + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
+          "(for reference) 2 PostgreSQL (wire protocol, listed first) + 3 Redis: cycle p50 ≤ 1.2 ×"
+              + " the JDBC-thread mixed floor's, "
+              + t
+              + " thread(s)",
+          ratios(
+              MIXED_WIRE_PG_FIRST + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
           "(for reference) 1 PostgreSQL: cycle p50 ≤ 1.2 × plain-JDBC cycle p50, "
               + t
               + " thread(s)",
           ratios(PG1 + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
+          "(for reference) 1 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × plain-JDBC cycle p50, "
+              + t
+              + " thread(s)",
+          ratios(PG1_WIRE + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
           r -> r <= 1.2);
     }
     for (int t : threads) {

@@ -1,8 +1,6 @@
 package io.redlock.benchmarks;
 
 import io.redlock.Redlock;
-import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodes;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,18 +10,19 @@ import java.util.Locale;
 import java.util.function.LongUnaryOperator;
 
 /**
- * An experiment: how close would the engine come to the mixed quorum's wire floor if PostgreSQL
- * nodes did not block? Subjects take turns on one thread in slices of cycles, in one JVM, on the
- * same servers; the subject that goes first moves on by one each round of slices, so that none
- * always follows the same other. Each subject's slice is divided by the wire floor's slice of the
- * same round, and the median of these ratios is reported with its quartiles:
+ * An experiment: how close does the library come to the mixed quorum's wire floor when its
+ * PostgreSQL nodes do not block? Subjects take turns on one thread in slices of cycles, in one JVM,
+ * on the same servers; the subject that goes first moves on by one each round of slices, so that
+ * none always follows the same other. Each subject's slice is divided by the wire floor's slice of
+ * the same round, and the median of these ratios is reported with its quartiles:
  *
  * <ul>
  *   <li>the wire floor ({@link MixedWireFloorBenchmark});
- *   <li>this library over 3 Redis + 2 PostgreSQL nodes given by URI, as users do (the JDBC
- *       backend), in the order Redis first and PostgreSQL first;
- *   <li>this library's engine over the same Redis nodes and two {@link ExperimentalWirePgNode}s,
- *       again in both orders.
+ *   <li>this library over 3 Redis + 2 PostgreSQL nodes given by URI, as users do, with the JDBC
+ *       backend's PostgreSQL nodes on pgjdbc, in the order Redis first and PostgreSQL first;
+ *   <li>the same, with the PostgreSQL nodes on the JDBC backend's wire-protocol transport ({@code
+ *       redlock.wireProtocol=true}: the statement is written when the engine starts the call and
+ *       the answer read when it awaits it), again in both orders.
  * </ul>
  *
  * <p>It measures one thread's wall time per cycle, not JMH's p50 at 1 and 8 threads, and the node
@@ -67,39 +66,24 @@ public final class WireNodeExperiment {
       // the wire floor's set-up also creates the backend's table on both PostgreSQL servers
       add(names, subjects, "floor: one thread, Jedis + PostgreSQL wire protocol", wireFloor(open));
       List<String> uris = RedlockBenchmark.uris("redis3pg2");
-      List<String> redisUris = uris.subList(0, 3);
-      List<String> pgUris = uris.subList(3, 5);
-      List<String> pgFirstUris = new ArrayList<>(pgUris);
-      pgFirstUris.addAll(redisUris);
-      Redlock jdbc = open(open, Redlock.builder().nodeUris(uris).build());
-      Redlock jdbcPgFirst = open(open, Redlock.builder().nodeUris(pgFirstUris).build());
-      LockNodes providers = LockNodes.load(WireNodeExperiment.class.getClassLoader());
-      List<String> pgUrls = BenchServers.get().postgres().subList(0, 2);
-      List<LockNode> wire = new ArrayList<>();
-      List<LockNode> wirePgFirst = new ArrayList<>();
-      Redlock wired;
-      Redlock wiredPgFirst;
-      try {
-        wire.addAll(providers.openAll(redisUris));
-        wire.addAll(wireNodes(pgUrls, "a"));
-        wired = open(open, Redlock.builder().nodes(wire).build()); // closes its nodes
-        wire.clear();
-        wirePgFirst.addAll(wireNodes(pgUrls, "b"));
-        wirePgFirst.addAll(providers.openAll(redisUris));
-        wiredPgFirst = open(open, Redlock.builder().nodes(wirePgFirst).build());
-        wirePgFirst.clear();
-      } finally {
-        wire.forEach(WireNodeExperiment::closeQuietly); // only if building failed
-        wirePgFirst.forEach(WireNodeExperiment::closeQuietly);
-      }
+      List<String> pgFirstUris = new ArrayList<>(uris.subList(3, 5));
+      pgFirstUris.addAll(uris.subList(0, 3));
+      Redlock jdbc = open(open, library(uris));
+      Redlock jdbcPgFirst = open(open, library(pgFirstUris));
+      Redlock wire = open(open, library(RedlockBenchmark.uris("redis3pg2wire")));
+      Redlock wirePgFirst = open(open, library(RedlockBenchmark.uris("pg2wireredis3")));
       add(names, subjects, "library, JDBC backend, Redis nodes first", cycles(jdbc, "x:1"));
       add(names, subjects, "library, JDBC backend, PostgreSQL first", cycles(jdbcPgFirst, "x:2"));
-      add(names, subjects, "engine + wire PostgreSQL nodes, Redis first", cycles(wired, "x:3"));
       add(
           names,
           subjects,
-          "engine + wire PostgreSQL nodes, PostgreSQL first",
-          cycles(wiredPgFirst, "x:4"));
+          "library, JDBC backend over the wire protocol, Redis nodes first",
+          cycles(wire, "x:3"));
+      add(
+          names,
+          subjects,
+          "library, JDBC backend over the wire protocol, PostgreSQL first",
+          cycles(wirePgFirst, "x:4"));
       run(names, subjects, slices, per);
     } finally {
       for (int i = open.size() - 1; i >= 0; i--) {
@@ -127,17 +111,9 @@ public final class WireNodeExperiment {
     return resource;
   }
 
-  private static List<LockNode> wireNodes(List<String> pgUrls, String tag) {
-    List<LockNode> nodes = new ArrayList<>();
-    try {
-      for (int i = 0; i < pgUrls.size(); i++) {
-        nodes.add(new ExperimentalWirePgNode(pgUrls.get(i), "wire-pg-" + tag + i));
-      }
-    } catch (RuntimeException e) {
-      nodes.forEach(WireNodeExperiment::closeQuietly);
-      throw e;
-    }
-    return nodes;
+  /** This library through its public API, over nodes given by URI as users give them. */
+  private static Redlock library(List<String> uris) {
+    return Redlock.builder().nodeUris(uris).build();
   }
 
   private static LongUnaryOperator wireFloor(List<AutoCloseable> open) throws SQLException {
