@@ -57,8 +57,9 @@ import javax.sql.DataSource;
  *
  * <p>URLs may carry this library's options in their query, prefixed with {@code redlock.} and
  * removed before the URL reaches the driver: {@code redlock.table}, {@code redlock.createTable},
- * {@code redlock.poolSize}, {@code redlock.connectionTimeout}, {@code redlock.queryTimeout}. The
- * same URLs work with {@link io.redlock.spi.LockNodeProvider} lookup.
+ * {@code redlock.poolSize}, {@code redlock.connectionTimeout}, {@code redlock.queryTimeout}, {@code
+ * redlock.releaseNotifications}, {@code redlock.wireProtocol}. The same URLs work with {@link
+ * io.redlock.spi.LockNodeProvider} lookup.
  *
  * <p><b>Fencing.</b> Every key has a counter in the table's {@code fence} column that outlives the
  * lock: {@link #tryAcquireFenced} sets it to {@code max(counter + 1, server time in microseconds)}
@@ -89,6 +90,9 @@ import javax.sql.DataSource;
  * is awaiting the node at that moment once, not call after call. A read timeout costs that
  * connection, which the pool replaces. The JDBC driver itself is not bundled: add the one for your
  * database.
+ *
+ * <p>On PostgreSQL, {@link Builder#wireProtocol} runs the lock calls over PostgreSQL's wire
+ * protocol instead, without any thread hand-off: see there.
  */
 public final class JdbcLockNode implements LockNode {
   private static final AtomicInteger POOLS = new AtomicInteger();

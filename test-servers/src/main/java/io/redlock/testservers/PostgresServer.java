@@ -4,6 +4,7 @@ import static io.redlock.testservers.PostgresServerSupport.accepts;
 import static io.redlock.testservers.PostgresServerSupport.requireBinary;
 import static io.redlock.testservers.PostgresServerSupport.run;
 import static io.redlock.testservers.PostgresServerSupport.runningAsRoot;
+import static io.redlock.testservers.PostgresServerSupport.signal;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -312,7 +313,15 @@ public final class PostgresServer extends LocalSqlServer {
   /** Stops a local server cleanly ("fast" shutdown: clients are disconnected). */
   @Override
   public void stop() {
+    thaw();
     stopWith("stop", "INT");
+  }
+
+  /** Resumes every process of a paused server, so that it can shut down. */
+  private void thaw() {
+    if (process != null && process.isAlive()) {
+      signalAll("CONT");
+    }
   }
 
   /**
@@ -332,17 +341,29 @@ public final class PostgresServer extends LocalSqlServer {
     signalAll("CONT");
   }
 
+  /**
+   * Signals the postmaster and every process it started, one by one: a backend that ends meanwhile
+   * is no failure.
+   */
   private void signalAll(String signal) {
     long postmaster = process.pid();
-    java.util.List<String> command =
-        new ArrayList<>(List.of("kill", "-" + signal, Long.toString(postmaster)));
-    ProcessHandle.of(postmaster)
-        .ifPresent(p -> p.descendants().forEach(d -> command.add(Long.toString(d.pid()))));
-    run(Path.of(".").toAbsolutePath(), 10, command.toArray(String[]::new));
+    List<Long> pids = new ArrayList<>();
+    pids.add(postmaster);
+    ProcessHandle.of(postmaster).ifPresent(p -> p.descendants().forEach(d -> pids.add(d.pid())));
+    for (long pid : pids) {
+      try {
+        signal(pid, signal);
+      } catch (IllegalStateException gone) {
+        if (pid == postmaster && process.isAlive()) {
+          throw gone;
+        }
+      }
+    }
   }
 
   /** Crashes a local server the way {@code pg_ctl -m immediate stop} does (SIGQUIT). */
   public void crash() {
+    thaw();
     stopWith("crash", "QUIT");
   }
 

@@ -381,15 +381,18 @@ public final class LockTable {
   /**
    * The wire statements, checking (or creating) the table first over JDBC if need be: blocking.
    *
-   * @throws RedlockException if the table cannot be checked
-   * @throws IllegalStateException if the database is not PostgreSQL
+   * @throws RedlockException if the table cannot be checked, or the database is not PostgreSQL
    */
   public WireStatements wireStatements() {
     Dialect d = ready();
     WireStatements w = wireStatementsIfReady();
     if (w == null) {
-      throw new IllegalStateException(
-          "redlock.wireProtocol is for PostgreSQL, but the database is " + d.name());
+      throw new RedlockNonTransientException(
+          node,
+          "redlock.wireProtocol is for PostgreSQL, but the database is "
+              + d.name()
+              + ": leave it off for this node",
+          null);
     }
     return w;
   }

@@ -1,6 +1,7 @@
 package io.redlock.jdbc.internal;
 
 import com.ongres.scram.client.ScramClient;
+import com.ongres.scram.common.StringPreparation;
 import com.ongres.scram.common.exception.ScramException;
 import io.redlock.RedlockNonTransientException;
 import java.io.EOFException;
@@ -76,6 +77,13 @@ final class PgWireConnection implements AutoCloseable {
 
   private final boolean[] prepared = new boolean[MAX_STATEMENTS];
 
+  /**
+   * The start of this connection's statement names, unique to the transport that opened it: behind
+   * a pooling proxy that hands a client's messages to another client's server connection, a name
+   * that meant another statement there must fail (SQLState 26000), never run the wrong statement.
+   */
+  private byte[] statementPrefix = "redlock_".getBytes(StandardCharsets.US_ASCII);
+
   /** When the pool last took it back, from nanoTime. */
   long idleSince;
 
@@ -100,13 +108,20 @@ final class PgWireConnection implements AutoCloseable {
       try {
         return open(s, node, false);
       } catch (SQLException e) {
-        if (e.getSQLState() == null || !e.getSQLState().startsWith("28")) {
+        if (!"28000".equals(e.getSQLState())) {
           throw e;
         }
-        // pgjdbc's "allow": the server refused a plain connection, so try TLS
+        // pgjdbc's "allow": pg_hba.conf has no entry for a plain connection, so try TLS
       }
     }
     return open(s, node, tls);
+  }
+
+  /** Like {@link #open(PgWireSettings, String)}, naming statements with {@code prefix}. */
+  static PgWireConnection open(PgWireSettings s, String node, String prefix) throws SQLException {
+    PgWireConnection c = open(s, node);
+    c.statementPrefix = prefix.getBytes(StandardCharsets.US_ASCII);
+    return c;
   }
 
   private static PgWireConnection open(PgWireSettings s, String node, boolean tls)
@@ -122,11 +137,11 @@ final class PgWireConnection implements AutoCloseable {
       Socket socket = tls ? negotiateTls(plain, s, node) : plain;
       c = new PgWireConnection(socket);
       c.soTimeout = timeout;
-      c.startup(s, node, socket instanceof SSLSocket);
+      c.startup(s, node);
       return c;
     } catch (IOException e) {
       closeQuietly(c, plain);
-      if (e instanceof SSLException ssl) {
+      if (e instanceof SSLException ssl && s.sslMode().verifiesCertificate() && untrusted(ssl)) {
         throw new RedlockNonTransientException(
             node,
             "the TLS handshake failed ("
@@ -141,17 +156,35 @@ final class PgWireConnection implements AutoCloseable {
                 + " (set sslrootcert=... in the URL)",
             ssl);
       }
+      // a server restarting mid-handshake, a reset, a refused connection: worth retrying
       throw new SQLException(
-          (e instanceof SocketTimeoutException ? "timed out connecting: " : "")
-              + e.getClass().getSimpleName()
-              + ": "
-              + e.getMessage(),
+          (e instanceof SocketTimeoutException
+                  ? "timed out connecting to "
+                  : "could not connect to ")
+              + s.host()
+              + ":"
+              + s.port()
+              + " ("
+              + e.getMessage()
+              + ")",
           "08001",
           e);
     } catch (SQLException | RuntimeException e) {
       closeQuietly(c, plain);
       throw e;
     }
+  }
+
+  /** Whether a TLS failure is about trusting the server's certificate (or its host name). */
+  private static boolean untrusted(SSLException e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.security.cert.CertificateException
+          || t instanceof java.security.cert.CertPathValidatorException
+          || t instanceof javax.net.ssl.SSLPeerUnverifiedException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void closeQuietly(PgWireConnection c, Socket plain) {
@@ -270,8 +303,7 @@ final class PgWireConnection implements AutoCloseable {
     }
   }
 
-  private void startup(PgWireSettings s, String node, boolean tls)
-      throws IOException, SQLException {
+  private void startup(PgWireSettings s, String node) throws IOException, SQLException {
     int start = begin(-1);
     putInt(196_608); // protocol 3.0
     putParameter("user", s.user());
@@ -290,6 +322,7 @@ final class PgWireConnection implements AutoCloseable {
     flush();
     long deadline = System.nanoTime() + s.connectTimeout().toNanos();
     ScramClient scram = null;
+    boolean scramVerified = false;
     while (true) {
       int type = next(deadline);
       if (type < 0) {
@@ -298,6 +331,11 @@ final class PgWireConnection implements AutoCloseable {
       switch (type) {
         case 'R' -> {
           int code = bodyInt(0);
+          if (scram != null && code != 11 && code != 12 && !(code == 0 && scramVerified)) {
+            // once SCRAM has begun, only its own steps may follow, and success only after the
+            // server proved it knows the password: an impostor must not skip that proof
+            throw scramRefused(node, "the server left SCRAM before proving it knows the password");
+          }
           switch (code) {
             case 0 -> {} // authenticated
             case 3 -> passwordMessage(password(s, node).getBytes(StandardCharsets.UTF_8), true);
@@ -305,29 +343,29 @@ final class PgWireConnection implements AutoCloseable {
             case 10 -> scram = scramStart(s, node);
             case 11 -> {
               if (scram == null) {
-                throw new IOException("protocol error: SCRAM continuation without a start");
+                throw scramRefused(node, "a SCRAM continuation came without a start");
               }
               try {
                 scram.serverFirstMessage(bodyText(4, bodyLength - 4));
-              } catch (ScramException e) {
-                throw new IOException("protocol error: bad SCRAM server-first message", e);
+                passwordMessage(
+                    scram.clientFinalMessage().toString().getBytes(StandardCharsets.UTF_8), false);
+              } catch (ScramException | RuntimeException e) {
+                throw scramRefused(node, "the server's first SCRAM message is malformed");
               }
-              passwordMessage(
-                  scram.clientFinalMessage().toString().getBytes(StandardCharsets.UTF_8), false);
             }
             case 12 -> {
               if (scram == null) {
-                throw new IOException("protocol error: SCRAM final without a start");
+                throw scramRefused(node, "a SCRAM final message came without a start");
               }
               try {
                 scram.serverFinalMessage(bodyText(4, bodyLength - 4));
-              } catch (ScramException e) {
-                throw new RedlockNonTransientException(
+              } catch (ScramException | RuntimeException e) {
+                throw scramRefused(
                     node,
                     "the server's SCRAM signature is wrong: it does not know the password, so it"
-                        + " is not the server it claims to be",
-                    e);
+                        + " is not the server it claims to be");
               }
+              scramVerified = true;
             }
             default ->
                 throw new RedlockNonTransientException(
@@ -347,6 +385,12 @@ final class PgWireConnection implements AutoCloseable {
         default -> {} // ParameterStatus, BackendKeyData, notices, NegotiateProtocolVersion
       }
     }
+  }
+
+  /** A SCRAM exchange gone wrong: never a retry, and never the password in the message. */
+  private static RedlockNonTransientException scramRefused(String node, String why) {
+    return new RedlockNonTransientException(
+        node, "SCRAM authentication failed: " + why + "; connection refused", null);
   }
 
   private static String password(PgWireSettings s, String node) {
@@ -384,6 +428,8 @@ final class PgWireConnection implements AutoCloseable {
             .advertisedMechanisms(List.of("SCRAM-SHA-256"))
             .username("*") // PostgreSQL takes the user from the start-up message
             .password(password(s, node).toCharArray())
+            // as PostgreSQL and pgjdbc: a password SASLprep rejects is used as it is
+            .stringPreparation(StringPreparation.POSTGRESQL_PREPARATION)
             .build();
     byte[] first = scram.clientFirstMessage().toString().getBytes(StandardCharsets.UTF_8);
     int start = begin('p');
@@ -427,7 +473,10 @@ final class PgWireConnection implements AutoCloseable {
     return prepared[id];
   }
 
-  /** Buffers a Parse of statement {@code id} as {@code "redlock_<id>"}. */
+  /**
+   * Buffers a Parse of statement {@code id} as {@code "<prefix><id>"}, or of the unnamed statement
+   * if {@code id} is {@link #UNNAMED}.
+   */
   void parse(int id, String sql, int... parameterTypes) {
     int start = begin('P');
     putStatementName(id);
@@ -437,8 +486,13 @@ final class PgWireConnection implements AutoCloseable {
       putInt(t);
     }
     end(start);
-    prepared[id] = true; // a failure to parse fails the call, and the connection is closed
+    if (id != UNNAMED) {
+      prepared[id] = true; // a failure to parse fails the call, and the connection is closed
+    }
   }
+
+  /** The unnamed statement: parsed again with every call (for pooling proxies that need it). */
+  static final int UNNAMED = -1;
 
   /**
    * Starts a Bind of statement {@code id} with {@code parameters} binary parameters, to be followed
@@ -496,10 +550,13 @@ final class PgWireConnection implements AutoCloseable {
   }
 
   private void putStatementName(int id) {
-    ensureWrite(12);
-    for (byte b : "redlock_".getBytes(StandardCharsets.US_ASCII)) {
-      wbuf[wpos++] = b;
+    if (id == UNNAMED) {
+      putByte(0);
+      return;
     }
+    ensureWrite(statementPrefix.length + 3);
+    System.arraycopy(statementPrefix, 0, wbuf, wpos, statementPrefix.length);
+    wpos += statementPrefix.length;
     if (id >= 10) {
       wbuf[wpos++] = (byte) ('0' + id / 10);
     }
@@ -527,7 +584,7 @@ final class PgWireConnection implements AutoCloseable {
           throw new IOException("protocol error: a message of length " + length);
         }
         if (available >= 1 + length) {
-          int type = rbuf[rpos];
+          int type = rbuf[rpos] & 255;
           bodyStart = rpos + 5;
           bodyLength = length - 4;
           rpos += 1 + length;

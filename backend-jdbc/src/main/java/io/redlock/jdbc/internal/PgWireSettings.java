@@ -32,6 +32,9 @@ import java.util.TreeSet;
  * @param statementTimeout the server-side {@code statement_timeout} of every lock statement
  * @param socketTimeout how long a late answer is waited for before its connection is closed
  * @param tcpKeepAlive whether TCP keepalive is on
+ * @param namedStatements false when the URL asks for no server-side prepared statements ({@code
+ *     prepareThreshold=0} or {@code preferQueryMode=simple}, as behind a transaction-pooling
+ *     proxy): every call then parses its statement anew as the unnamed statement
  */
 public record PgWireSettings(
     String host,
@@ -47,7 +50,8 @@ public record PgWireSettings(
     Duration connectTimeout,
     Duration statementTimeout,
     Duration socketTimeout,
-    boolean tcpKeepAlive) {
+    boolean tcpKeepAlive,
+    boolean namedStatements) {
 
   /** The {@code sslmode}s of libpq, with pgjdbc's meanings. */
   public enum SslMode {
@@ -98,7 +102,10 @@ public record PgWireSettings(
           "connectTimeout",
           "socketTimeout",
           "tcpKeepAlive",
-          "loginTimeout");
+          "loginTimeout",
+          "prepareThreshold",
+          "preferQueryMode",
+          "channelBinding");
 
   /**
    * pgjdbc options that change nothing the lock statements depend on (statement caching, batching,
@@ -106,10 +113,8 @@ public record PgWireSettings(
    */
   private static final Set<String> IRRELEVANT =
       Set.of(
-          "prepareThreshold",
           "preparedStatementCacheQueries",
           "preparedStatementCacheSizeMiB",
-          "preferQueryMode",
           "defaultRowFetchSize",
           "reWriteBatchedInserts",
           "binaryTransfer",
@@ -137,8 +142,7 @@ public record PgWireSettings(
           "databaseMetadataCacheFields",
           "databaseMetadataCacheFieldsMiB",
           "unknownLength",
-          "groupStartupParameters",
-          "channelBinding");
+          "groupStartupParameters");
 
   /** Hides the password. */
   @Override
@@ -244,6 +248,27 @@ public record PgWireSettings(
       socket = seconds("socketTimeout", p.getProperty("socketTimeout"), socket);
     }
     String keepAlive = p.getProperty("tcpKeepAlive", "false");
+    String binding = p.getProperty("channelBinding", "prefer").strip();
+    if (binding.equalsIgnoreCase("require")) {
+      throw new IllegalArgumentException(
+          "redlock.wireProtocol does not do SCRAM channel binding, which channelBinding=require"
+              + " demands: leave redlock.wireProtocol off for this node, or use"
+              + " channelBinding=prefer (with sslmode=verify-full the certificate check already"
+              + " stops a man in the middle)");
+    }
+    boolean named = true;
+    String threshold = p.getProperty("prepareThreshold");
+    if (threshold != null) {
+      try {
+        named = Integer.parseInt(threshold.strip()) > 0;
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "the driver option prepareThreshold must be a whole number, got '" + threshold + "'");
+      }
+    }
+    if ("simple".equalsIgnoreCase(p.getProperty("preferQueryMode", "").strip())) {
+      named = false;
+    }
     return new PgWireSettings(
         host,
         portNumber,
@@ -258,7 +283,8 @@ public record PgWireSettings(
         connect,
         queryTimeout,
         socket,
-        Boolean.parseBoolean(keepAlive));
+        Boolean.parseBoolean(keepAlive),
+        named);
   }
 
   /** A pgjdbc timeout option in seconds; 0 means none there, so the node's own is kept. */

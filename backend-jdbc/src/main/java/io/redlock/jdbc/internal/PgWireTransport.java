@@ -57,6 +57,7 @@ public final class PgWireTransport implements AutoCloseable {
   private final ConcurrentHashMap<String, Integer> statementIds = new ConcurrentHashMap<>();
   private final AtomicInteger nextStatementId = new AtomicInteger();
   private final Runnable connectionLost;
+  private final java.util.concurrent.ExecutorService lateReaders;
 
   /**
    * @param node the node's redacted name
@@ -81,9 +82,22 @@ public final class PgWireTransport implements AutoCloseable {
     this.tableName = tableName;
     this.executor = executor;
     this.connectionLost = connectionLost;
+    String prefix =
+        "redlock_" + Long.toHexString(new java.security.SecureRandom().nextLong()) + "_";
     this.pool =
         new PgWirePool(
-            () -> PgWireConnection.open(settings, node), poolSize, Duration.ofSeconds(30));
+            () -> PgWireConnection.open(settings, node, prefix), poolSize, Duration.ofSeconds(30));
+    AtomicInteger serial = new AtomicInteger();
+    // Late answers are read on threads of their own: each holds a connection, so there are at
+    // most poolSize of them, and they must never queue behind calls that wait for a connection
+    // (which only a late reader may give back): that starved the pool under load.
+    this.lateReaders =
+        java.util.concurrent.Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "redlock-pgwire-late-" + serial.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /** What a statement's answer means. */
@@ -176,6 +190,9 @@ public final class PgWireTransport implements AutoCloseable {
         } catch (IOException e) {
           broken(c);
           return Reply.failed(translate(operation, e));
+        } catch (RuntimeException e) {
+          discard(c);
+          return Reply.failed(translate(operation, e));
         }
         return new PgWireReply<>(this, call, c);
       }
@@ -201,6 +218,9 @@ public final class PgWireTransport implements AutoCloseable {
               broken(c);
               sent.completeExceptionally(e);
             } catch (Throwable t) {
+              if (c != null) {
+                discard(c); // borrowed, but what was sent on it is unknown
+              }
               sent.completeExceptionally(t);
             }
           });
@@ -213,8 +233,8 @@ public final class PgWireTransport implements AutoCloseable {
   }
 
   private void send(PgWireConnection c, Call<?> call) throws IOException {
-    int id = statementId(call.sql());
-    if (!c.isPrepared(id)) {
+    int id = settings.namedStatements() ? statementId(call.sql()) : PgWireConnection.UNNAMED;
+    if (id == PgWireConnection.UNNAMED || !c.isPrepared(id)) {
       c.parse(id, call.sql(), call.types());
     }
     c.bind(id, call.types().length);
@@ -271,7 +291,7 @@ public final class PgWireTransport implements AutoCloseable {
 
   boolean runInBackground(Runnable task) {
     try {
-      executor.execute(task);
+      lateReaders.execute(task);
       return true;
     } catch (RejectedExecutionException e) {
       return false;
@@ -284,7 +304,7 @@ public final class PgWireTransport implements AutoCloseable {
       return redlock;
     }
     if (e instanceof IllegalStateException closed) {
-      return new RedlockTransientException(node, closed.getMessage(), closed);
+      return new RedlockTransientException(node, closed.getMessage(), closed); // a closed pool
     }
     Throwable error =
         e instanceof IOException io
@@ -306,6 +326,7 @@ public final class PgWireTransport implements AutoCloseable {
   @Override
   public void close() {
     pool.close();
+    lateReaders.shutdown(); // late reads under way end within the socket timeout
   }
 
   /**
@@ -358,6 +379,11 @@ public final class PgWireTransport implements AutoCloseable {
       }
       if (finished) {
         return outcome();
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // the call stays pending: abandon() still reads its answer
+        throw new RedlockTransientException(
+            transport.node(), "interrupted while waiting for the node", null);
       }
       long deadline = System.nanoTime() + Math.max(0, timeout.toNanos());
       PgWireConnection connection;
@@ -434,39 +460,54 @@ public final class PgWireTransport implements AutoCloseable {
           transport.broken(c);
           throw transport.translate(operation, e);
         }
-        switch (type) {
-          case -1 -> throw new NodeTimeoutException(transport.node(), Duration.ZERO);
-          case 'D' -> {
-            if (first < 0 && c.bodyShort(0) >= 1) {
-              int length = c.bodyInt(2);
-              first = length == 1 && c.bodyByte(6) != 0 ? 1 : 0;
-            }
+        try {
+          type = handle(c, type);
+        } catch (RedlockException e) {
+          throw e; // a timeout, or the server's error (the connection is dealt with)
+        } catch (RuntimeException e) {
+          // a malformed message: the stream cannot be trusted any more
+          transport.discard(c);
+          throw transport.translate(
+              operation, new IOException("protocol error: a malformed message from the server", e));
+        }
+        if (type == 'Z') {
+          T value;
+          try {
+            value = call.meaning().of(rows, first);
+          } catch (RuntimeException e) {
+            transport.discard(c);
+            throw transport.translate(operation, e);
           }
-          case 'C' -> rows = c.commandCount();
-          case 'E' -> {
-            SQLException error = c.serverError();
-            String state = error.getSQLState();
-            if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
-              transport.broken(c); // the server is going away: the idle ones are stale too
-            } else {
-              transport.discard(c);
-            }
-            throw transport.translate(operation, error);
-          }
-          case 'Z' -> {
-            T value;
-            try {
-              value = call.meaning().of(rows, first);
-            } catch (RuntimeException e) {
-              transport.discard(c);
-              throw transport.translate(operation, e);
-            }
-            transport.giveBack(c);
-            return value;
-          }
-          default -> {} // ParseComplete, BindComplete, notices, parameter changes
+          transport.giveBack(c);
+          return value;
         }
       }
+    }
+
+    /** Takes in one message; answers its type. */
+    private int handle(PgWireConnection c, int type) {
+      switch (type) {
+        case -1 -> throw new NodeTimeoutException(transport.node(), Duration.ZERO);
+        case 'D' -> {
+          if (first < 0 && c.bodyShort(0) >= 1) {
+            int length = c.bodyInt(2);
+            first = length == 1 && c.bodyByte(6) != 0 ? 1 : 0;
+          }
+        }
+        case 'C' -> rows = c.commandCount();
+        case 'E' -> {
+          SQLException error = c.serverError();
+          String state = error.getSQLState();
+          if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
+            transport.broken(c); // the server is going away: the idle ones are stale too
+          } else {
+            transport.discard(c);
+          }
+          throw transport.translate(operation, error);
+        }
+        default -> {} // ReadyForQuery, ParseComplete, BindComplete, notices, parameters
+      }
+      return type;
     }
 
     @Override
