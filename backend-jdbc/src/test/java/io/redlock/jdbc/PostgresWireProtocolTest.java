@@ -15,6 +15,8 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Nodes with {@code redlock.wireProtocol=true} on real PostgreSQL servers, beyond the kit: they
@@ -155,14 +157,18 @@ class PostgresWireProtocolTest {
     }
   }
 
-  @Test
-  void aFrozenServerTimesOutAndItsLateAnswerIsDelivered() throws Exception {
+  @ParameterizedTest(name = "TLS: {0}")
+  @ValueSource(booleans = {false, true})
+  void aFrozenServerTimesOutAndItsLateAnswerIsDelivered(boolean tls) throws Exception {
     String table = TestDatabases.uniqueTable("wire_frozen");
-    try (PostgresServer server = PostgresServer.startLocal();
-        JdbcLockNode wire = wireNode(server.jdbcUrl(), table)) {
+    try (PostgresServer server =
+            tls ? PostgresServer.startLocalWithTls() : PostgresServer.startLocal();
+        JdbcLockNode wire =
+            wireNode(server.jdbcUrl() + (tls ? "&sslmode=require" : "&sslmode=disable"), table)) {
       String warm = token();
       assertThat(wire.tryAcquire("warm", warm, TTL).await(WAIT).acquired()).isTrue();
       assertThat(wire.release("warm", warm).await(WAIT)).isTrue();
+      int opened = wire.wireConnections(); // one or two: the one opened at start, maybe one more
 
       String t = token();
       server.pause();
@@ -180,8 +186,9 @@ class PostgresWireProtocolTest {
       assertThat(late.get(10, TimeUnit.SECONDS).acquired())
           .as("the late answer: the key was set after all")
           .isTrue();
-      // the connection went back to the pool after the late answer: the node works on
+      // the connection went back to the pool after the late answer, and serves the next call
       assertThat(wire.release("frozen", t).await(WAIT)).isTrue();
+      assertThat(wire.wireConnections()).as("connections opened").isEqualTo(opened);
     }
   }
 

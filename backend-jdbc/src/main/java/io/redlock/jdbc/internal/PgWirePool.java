@@ -112,6 +112,21 @@ final class PgWirePool {
     }
   }
 
+  /** Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open. */
+  void addIdle() throws SQLException {
+    if (!closed && reserve()) {
+      PgWireConnection c;
+      try {
+        c = opener.open();
+      } catch (SQLException | RuntimeException | Error e) {
+        open.decrementAndGet();
+        signal();
+        throw e;
+      }
+      giveBack(c);
+    }
+  }
+
   private boolean anyIdle() {
     for (int i = 0; i < idle.length(); i++) {
       if (idle.get(i) != null) {

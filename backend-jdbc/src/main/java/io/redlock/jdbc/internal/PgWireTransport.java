@@ -98,6 +98,21 @@ public final class PgWireTransport implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
+    // One connection opened in the background from the start (as the JDBC pool does), so that the
+    // first calls need not wait for a connection's TLS and SCRAM; a node that is down only fails
+    // its own calls.
+    try {
+      executor.execute(
+          () -> {
+            try {
+              pool.addIdle();
+            } catch (SQLException | RuntimeException e) {
+              log.debug("{}: could not open a first connection: {}", node, e.toString());
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      // the node is closing
+    }
   }
 
   /** What a statement's answer means. */

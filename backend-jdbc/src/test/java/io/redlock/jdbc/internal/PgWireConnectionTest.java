@@ -17,6 +17,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
@@ -244,6 +245,21 @@ class PgWireConnectionTest {
     }
 
     @Test
+    void verifyCaAcceptsTheTrustedCertificateWhateverTheHostName() throws Exception {
+      // the certificate names 127.0.0.1 only; verify-ca checks the signature, not the name
+      String url =
+          "jdbc:postgresql://localhost:"
+              + server.port()
+              + "/postgres?user=postgres&password="
+              + PostgresServer.PASSWORD
+              + "&sslmode=verify-ca&sslrootcert="
+              + server.certificate();
+      try (PgWireConnection c = PgWireConnection.open(settings(url), "n")) {
+        assertThat(ssl(c)).isEqualTo("true");
+      }
+    }
+
+    @Test
     void verifyFullRefusesAnotherHostName() {
       // the certificate names 127.0.0.1 only
       String url =
@@ -324,6 +340,177 @@ class PgWireConnectionTest {
           }
         }
         Files.delete(dir);
+      }
+    }
+  }
+
+  /**
+   * A fake server on a loopback socket, scripted message by message, for what a real server never
+   * does: skip or fake SCRAM's proof, or stop in the middle of a message.
+   */
+  @Nested
+  class AgainstAScriptedServer {
+    /** One server conversation on its own thread. */
+    @FunctionalInterface
+    interface Script {
+      void run(java.io.DataInputStream in, java.io.DataOutputStream out) throws Exception;
+    }
+
+    private java.net.ServerSocket listen(Script script) throws IOException {
+      java.net.ServerSocket server =
+          new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+      Thread t =
+          new Thread(
+              () -> {
+                try (java.net.Socket s = server.accept()) {
+                  s.setSoTimeout(10_000);
+                  script.run(
+                      new java.io.DataInputStream(s.getInputStream()),
+                      new java.io.DataOutputStream(s.getOutputStream()));
+                  s.getInputStream().read(); // until the client closes
+                } catch (Exception ignored) {
+                  // the client went away
+                }
+              },
+              "scripted-postgres");
+      t.setDaemon(true);
+      t.start();
+      return server;
+    }
+
+    private PgWireSettings settingsFor(java.net.ServerSocket server) {
+      return settings(
+          PgWireConnectionTest.url(server.getLocalPort(), "u", "pw", "&sslmode=disable"));
+    }
+
+    /** Reads one message of the client (the start-up message has no type byte). */
+    private byte[] readMessage(java.io.DataInputStream in, boolean typed) throws IOException {
+      if (typed) {
+        in.readByte();
+      }
+      byte[] body = new byte[in.readInt() - 4];
+      in.readFully(body);
+      return body;
+    }
+
+    private void write(java.io.DataOutputStream out, char type, byte[] body) throws IOException {
+      out.writeByte(type);
+      out.writeInt(body.length + 4);
+      out.write(body);
+      out.flush();
+    }
+
+    private byte[] auth(int code, String data) {
+      byte[] text = data.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      return java.nio.ByteBuffer.allocate(4 + text.length).putInt(code).put(text).array();
+    }
+
+    /** Start-up, then SCRAM up to the client's final message; answers the client's nonce. */
+    private void scramUntilClientFinal(java.io.DataInputStream in, java.io.DataOutputStream out)
+        throws IOException {
+      readMessage(in, false);
+      write(out, 'R', auth(10, "SCRAM-SHA-256\0\0"));
+      String first = new String(readMessage(in, true), java.nio.charset.StandardCharsets.UTF_8);
+      String nonce = first.substring(first.indexOf("r=") + 2);
+      write(
+          out,
+          'R',
+          auth(
+              11,
+              "r="
+                  + nonce
+                  + "server,s="
+                  + java.util.Base64.getEncoder().encodeToString(new byte[16])
+                  + ",i=4096"));
+      readMessage(in, true); // the client's final message with its proof
+    }
+
+    @Test
+    void aServerThatSkipsItsScramProofIsRefused() throws Exception {
+      try (java.net.ServerSocket server =
+          listen(
+              (in, out) -> {
+                scramUntilClientFinal(in, out);
+                write(out, 'R', auth(0, "")); // "authenticated", without the server's signature
+                write(out, 'Z', new byte[] {'I'});
+              })) {
+        assertThatThrownBy(() -> PgWireConnection.open(settingsFor(server), "n"))
+            .isInstanceOf(RedlockNonTransientException.class)
+            .hasMessageContaining("SCRAM authentication failed")
+            .hasMessageContaining("before proving it knows the password")
+            .hasMessageNotContaining("pw");
+      }
+    }
+
+    @Test
+    void aServerWithAWrongScramSignatureIsRefused() throws Exception {
+      try (java.net.ServerSocket server =
+          listen(
+              (in, out) -> {
+                scramUntilClientFinal(in, out);
+                write(
+                    out,
+                    'R',
+                    auth(12, "v=" + java.util.Base64.getEncoder().encodeToString(new byte[32])));
+                write(out, 'R', auth(0, ""));
+                write(out, 'Z', new byte[] {'I'});
+              })) {
+        assertThatThrownBy(() -> PgWireConnection.open(settingsFor(server), "n"))
+            .isInstanceOf(RedlockNonTransientException.class)
+            .hasMessageContaining("SCRAM signature is wrong");
+      }
+    }
+
+    @Test
+    void aTimeoutInTheMiddleOfAMessageConsumesNothing() throws Exception {
+      java.util.concurrent.CountDownLatch rest = new java.util.concurrent.CountDownLatch(1);
+      try (java.net.ServerSocket server =
+          listen(
+              (in, out) -> {
+                readMessage(in, false);
+                write(out, 'R', auth(0, "")); // no password asked
+                write(out, 'Z', new byte[] {'I'});
+                for (int i = 0; i < 4; i++) {
+                  readMessage(in, true); // Parse, Bind, Execute, Sync
+                }
+                write(out, '1', new byte[0]);
+                write(out, '2', new byte[0]);
+                // a DataRow with one 4-byte column, 42, sent in two halves
+                byte[] row =
+                    java.nio.ByteBuffer.allocate(15)
+                        .put((byte) 'D')
+                        .putInt(14)
+                        .putShort((short) 1)
+                        .putInt(4)
+                        .putInt(42)
+                        .array();
+                out.write(row, 0, 7);
+                out.flush();
+                rest.await(10, TimeUnit.SECONDS);
+                out.write(row, 7, row.length - 7);
+                write(out, 'C', "SELECT 1\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                write(out, 'Z', new byte[] {'I'});
+              })) {
+        try (PgWireConnection c = PgWireConnection.open(settingsFor(server), "n")) {
+          c.parse(0, "SELECT 42");
+          c.bind(0, 0);
+          c.executeAndSync();
+          c.flush();
+          long soon = System.nanoTime() + Duration.ofMillis(300).toNanos();
+          assertThat(c.next(soon)).isEqualTo('1');
+          assertThat(c.next(soon)).isEqualTo('2');
+          assertThat(c.next(soon)).as("half a message: not there yet").isEqualTo(-1);
+          assertThat(c.next(System.nanoTime())).as("still half").isEqualTo(-1);
+          rest.countDown();
+          long later = System.nanoTime() + TIMEOUT.toNanos();
+          assertThat(c.next(later)).isEqualTo('D');
+          assertThat(c.bodyShort(0)).isEqualTo(1);
+          assertThat(c.bodyInt(2)).isEqualTo(4);
+          assertThat(c.bodyInt(6)).isEqualTo(42);
+          assertThat(c.next(later)).isEqualTo('C');
+          assertThat(c.commandCount()).isEqualTo(1);
+          assertThat(c.next(later)).isEqualTo('Z');
+        }
       }
     }
   }
