@@ -92,7 +92,7 @@ import javax.sql.DataSource;
  * database.
  *
  * <p>On PostgreSQL, {@link Builder#wireProtocol} runs the lock calls over PostgreSQL's wire
- * protocol instead, without any thread hand-off: see there.
+ * protocol instead, without thread hand-offs whenever a connection is idle: see there.
  */
 public final class JdbcLockNode implements LockNode {
   private static final AtomicInteger POOLS = new AtomicInteger();
@@ -514,8 +514,12 @@ public final class JdbcLockNode implements LockNode {
      * options}, {@code ApplicationName} and the timeouts from the URL, speaks SCRAM-SHA-256 (the
      * server's signature checked), MD5 and clear-text passwords, and refuses at build time a URL
      * with other driver options that would make its connections differ from pgjdbc's (client
-     * certificates, socket factories, several hosts); Kerberos/GSSAPI authentication fails with a
-     * message at the first call. Not for a node on a caller's DataSource.
+     * certificates, socket factories, several hosts, {@code channelBinding=require});
+     * Kerberos/GSSAPI authentication fails with a message at the first call. Every wire connection
+     * runs with {@code statement_timeout} set to the query timeout; with {@code prepareThreshold=0}
+     * or {@code preferQueryMode=simple} (for transaction-pooling proxies) statements are parsed
+     * anew with each call. Up to {@link #poolSize} wire connections are open, besides the JDBC
+     * pool's. Not for a node on a caller's DataSource.
      */
     public Builder wireProtocol(boolean on) {
       this.wireProtocol = on;
@@ -523,8 +527,9 @@ public final class JdbcLockNode implements LockNode {
     }
 
     /**
-     * Builds the node. Nothing is connected yet: the table is checked (or created) on first use, so
-     * a node that is down at start-up only fails its own calls.
+     * Builds the node. Nothing is waited for: the built-in pool (and the wire transport, if on)
+     * opens its first connection in the background, and the table is checked (or created) on first
+     * use, so a node that is down at start-up only fails its own calls.
      *
      * @throws RedlockNonTransientException if no JDBC driver accepts the URL
      */

@@ -71,6 +71,65 @@ class PostgresWireProtocolTest {
   }
 
   @Test
+  void withoutPreparedStatementsEveryCallParsesAnew() {
+    // as a URL for a transaction-pooling proxy says it: prepareThreshold=0
+    String table = TestDatabases.uniqueTable("wire_unnamed");
+    try (JdbcLockNode wire = wireNode(url() + "&prepareThreshold=0", table);
+        JdbcLockNode jdbc = JdbcLockNode.builder(url()).table(table).createTable(true).build()) {
+      for (int i = 0; i < 3; i++) {
+        String t = token();
+        assertThat(wire.tryAcquire("unnamed", t, TTL).await(WAIT).acquired()).isTrue();
+        assertThat(jdbc.tryAcquire("unnamed", token(), TTL).await(WAIT).acquired()).isFalse();
+        assertThat(wire.extend("unnamed", t, TTL).await(WAIT)).isTrue();
+        assertThat(wire.release("unnamed", t).await(WAIT)).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void anInterruptedAwaitLeavesTheCallToAbandonAndFreesItsConnection() throws Exception {
+    String table = TestDatabases.uniqueTable("wire_interrupt");
+    try (JdbcLockNode wire =
+        JdbcLockNode.builder(url())
+            .table(table)
+            .createTable(true)
+            .wireProtocol(true)
+            .poolSize(1)
+            .build()) {
+      String warm = token();
+      assertThat(wire.tryAcquire("warm", warm, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(wire.release("warm", warm).await(WAIT)).isTrue();
+      // the one connection is lent to a first call; a second call waits on a worker for it
+      String a = token();
+      String b = token();
+      Reply<AcquireResult> first = wire.tryAcquire("interrupt-a", a, TTL);
+      Reply<AcquireResult> second = wire.tryAcquire("interrupt-b", b, TTL);
+      Thread me = Thread.currentThread();
+      java.util.concurrent.ScheduledExecutorService timer =
+          java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+      try {
+        timer.schedule(me::interrupt, 200, TimeUnit.MILLISECONDS);
+        assertThatThrownBy(() -> second.await(WAIT))
+            .isInstanceOf(io.redlock.RedlockTransientException.class)
+            .hasMessageContaining("interrupted");
+      } finally {
+        timer.shutdownNow();
+        Thread.interrupted(); // clear the flag for what follows
+      }
+      CompletableFuture<AcquireResult> late = new CompletableFuture<>();
+      second.abandon(late::complete);
+      assertThat(first.await(WAIT).acquired()).isTrue(); // gives the connection back
+      assertThat(late.get(10, TimeUnit.SECONDS).acquired())
+          .as("the interrupted call still went out, and its answer was read")
+          .isTrue();
+      // its connection came back too: the next calls get it
+      assertThat(wire.release("interrupt-a", a).await(WAIT)).isTrue();
+      assertThat(wire.release("interrupt-b", b).await(WAIT)).isTrue();
+      assertThat(wire.wireConnections()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aTableDroppedBehindItsBackIsReportedThenCreatedAgain() {
     String table = TestDatabases.uniqueTable("wire_dropped");
     try (JdbcLockNode wire = wireNode(url(), table)) {
@@ -199,6 +258,9 @@ class PostgresWireProtocolTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("[sslcert]")
         .hasMessageContaining("leave redlock.wireProtocol off");
+    assertThatThrownBy(() -> JdbcLockNode.builder(base + "&channelBinding=require").build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("channelBinding=require");
     assertThatThrownBy(
             () ->
                 JdbcLockNode.builder(

@@ -18,9 +18,10 @@ import java.util.function.Supplier;
  * answer (multiplexing) instead of needing a thread per node.
  *
  * <p>Exactly one of two things happens to every reply: {@link #await} returns or throws an answer
- * or failure; or {@code await} times out and the engine calls {@link #abandon} so that an answer
- * arriving late is not lost (a late "acquired" must be released, or its key would linger until its
- * TTL ran out).
+ * or failure; or {@code await} times out (or is interrupted) and the engine calls {@link #abandon}
+ * so that an answer arriving late is not lost (a late "acquired" must be released, or its key would
+ * linger until its TTL ran out). A backend must therefore not treat an interrupted {@code await} as
+ * the call's end: the call may still go out, and {@code abandon} follows.
  *
  * @param <T> the answer's type
  */

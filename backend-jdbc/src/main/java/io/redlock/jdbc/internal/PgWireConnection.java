@@ -44,7 +44,8 @@ import javax.net.ssl.X509TrustManager;
  * then session settings: {@code client_encoding} UTF8, the node's {@code statement_timeout}, the
  * URL's {@code currentSchema} and {@code options}. Lock statements are named prepared statements,
  * parsed on a connection the first time they are sent on it (in the same flush as their first
- * execution, so without an extra round trip), with binary parameters and results.
+ * execution, so without an extra round trip), or the unnamed statement parsed with every call where
+ * the URL asks for no prepared statements; binary parameters and results.
  *
  * <p>Not thread-safe: one thread at a time, which the pool ensures by lending a connection to one
  * call at a time.
@@ -323,6 +324,7 @@ final class PgWireConnection implements AutoCloseable {
     long deadline = System.nanoTime() + s.connectTimeout().toNanos();
     ScramClient scram = null;
     boolean scramVerified = false;
+    boolean authenticated = false;
     while (true) {
       int type = next(deadline);
       if (type < 0) {
@@ -337,7 +339,7 @@ final class PgWireConnection implements AutoCloseable {
             throw scramRefused(node, "the server left SCRAM before proving it knows the password");
           }
           switch (code) {
-            case 0 -> {} // authenticated
+            case 0 -> authenticated = true;
             case 3 -> passwordMessage(password(s, node).getBytes(StandardCharsets.UTF_8), true);
             case 5 -> passwordMessage(md5(s.user(), password(s, node), 4), true);
             case 10 -> scram = scramStart(s, node);
@@ -380,6 +382,16 @@ final class PgWireConnection implements AutoCloseable {
         }
         case 'E' -> throw serverError();
         case 'Z' -> {
+          if (scram != null && !scramVerified) {
+            throw scramRefused(node, "the server left SCRAM before proving it knows the password");
+          }
+          if (!authenticated) {
+            throw new RedlockNonTransientException(
+                node,
+                "the server declared itself ready without confirming authentication (a protocol"
+                    + " violation); connection refused",
+                null);
+          }
           return;
         }
         default -> {} // ParameterStatus, BackendKeyData, notices, NegotiateProtocolVersion

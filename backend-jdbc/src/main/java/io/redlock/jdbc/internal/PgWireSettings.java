@@ -236,7 +236,7 @@ public record PgWireSettings(
     Path rootCert =
         p.getProperty("sslrootcert") != null
             ? Path.of(p.getProperty("sslrootcert"))
-            : Path.of(System.getProperty("user.home", ""), ".postgresql", "root.crt");
+            : defaultRootCert();
     Duration connect = connectionTimeout;
     for (String option : List.of("connectTimeout", "loginTimeout")) {
       if (p.getProperty(option) != null) {
@@ -260,7 +260,7 @@ public record PgWireSettings(
     String threshold = p.getProperty("prepareThreshold");
     if (threshold != null) {
       try {
-        named = Integer.parseInt(threshold.strip()) > 0;
+        named = Integer.parseInt(threshold.strip()) != 0; // pgjdbc: negative prepares at once
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(
             "the driver option prepareThreshold must be a whole number, got '" + threshold + "'");
@@ -285,6 +285,16 @@ public record PgWireSettings(
         socket,
         Boolean.parseBoolean(keepAlive),
         named);
+  }
+
+  /** pgjdbc's default: {@code ~/.postgresql/root.crt}, on Windows {@code %APPDATA%\\postgresql}. */
+  private static Path defaultRootCert() {
+    String appData = System.getenv("APPDATA");
+    if (System.getProperty("os.name", "").toLowerCase(Locale.ROOT).startsWith("windows")
+        && appData != null) {
+      return Path.of(appData, "postgresql", "root.crt");
+    }
+    return Path.of(System.getProperty("user.home", ""), ".postgresql", "root.crt");
   }
 
   /** A pgjdbc timeout option in seconds; 0 means none there, so the node's own is kept. */

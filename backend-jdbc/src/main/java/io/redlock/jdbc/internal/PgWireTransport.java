@@ -65,8 +65,8 @@ public final class PgWireTransport implements AutoCloseable {
    * @param table the node's table (checked or created over JDBC)
    * @param tableName its name, for messages
    * @param poolSize the most connections open at once
-   * @param executor runs the calls that must wait (for the table check or a new connection) and the
-   *     reading of late answers
+   * @param executor runs the calls that must wait (for the table check or a new connection), and
+   *     opens the first connection in the background and the reading of late answers
    */
   public PgWireTransport(
       String node,
@@ -407,6 +407,11 @@ public final class PgWireTransport implements AutoCloseable {
       } catch (NodeTimeoutException e) {
         throw e;
       } catch (RedlockException e) {
+        if (Thread.currentThread().isInterrupted()) {
+          // not finished: the statement may still go out, and abandon() must then read its
+          // answer and give its connection back
+          throw e;
+        }
         return finish(null, e);
       }
       try {

@@ -220,6 +220,15 @@ class PgWireConnectionTest {
     }
 
     @Test
+    void allowConnectsWithoutTlsWhenTheServerAcceptsThat() throws Exception {
+      try (PgWireConnection c =
+          PgWireConnection.open(
+              settings(url("postgres", PostgresServer.PASSWORD, "&sslmode=allow")), "n")) {
+        assertThat(ssl(c)).isEqualTo("false");
+      }
+    }
+
+    @Test
     void preferAndRequireEncryptWithoutCheckingTheCertificate() throws Exception {
       for (String mode : new String[] {"prefer", "require"}) {
         try (PgWireConnection c =
@@ -439,6 +448,20 @@ class PgWireConnectionTest {
             .hasMessageContaining("SCRAM authentication failed")
             .hasMessageContaining("before proving it knows the password")
             .hasMessageNotContaining("pw");
+      }
+    }
+
+    @Test
+    void aServerThatDeclaresItselfReadyMidScramIsRefused() throws Exception {
+      try (java.net.ServerSocket server =
+          listen(
+              (in, out) -> {
+                scramUntilClientFinal(in, out);
+                write(out, 'Z', new byte[] {'I'}); // ready, with neither proof nor success
+              })) {
+        assertThatThrownBy(() -> PgWireConnection.open(settingsFor(server), "n"))
+            .isInstanceOf(RedlockNonTransientException.class)
+            .hasMessageContaining("before proving it knows the password");
       }
     }
 

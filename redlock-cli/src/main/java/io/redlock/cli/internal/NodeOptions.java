@@ -377,7 +377,10 @@ final class NodeOptions {
       } catch (NodeTimeoutException e) {
         reply.abandon(late -> {});
       } catch (RuntimeException e) {
-        // reported by the lock attempt, with the engine's wording
+        if (Thread.currentThread().isInterrupted()) {
+          reply.abandon(late -> {}); // the call may still go out: let the backend clean up
+        }
+        // otherwise reported by the lock attempt, with the engine's wording
       }
     }
   }

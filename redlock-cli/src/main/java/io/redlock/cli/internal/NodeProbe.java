@@ -302,13 +302,21 @@ final class NodeProbe {
     return null;
   }
 
-  /** One call, awaited for at most {@code timeout}; a reply that never came is abandoned. */
+  /**
+   * One call, awaited for at most {@code timeout}; a reply that never came (or whose wait was
+   * interrupted) is abandoned.
+   */
   private static <T> T call(Supplier<Reply<T>> start, Duration timeout) {
     Reply<T> reply = start.get();
     try {
       return reply.await(timeout);
     } catch (NodeTimeoutException e) {
       reply.abandon(late -> {});
+      throw e;
+    } catch (RuntimeException e) {
+      if (Thread.currentThread().isInterrupted()) {
+        reply.abandon(late -> {}); // the call may still go out: let the backend clean up
+      }
       throw e;
     }
   }
