@@ -8,7 +8,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
-/** With release notifications on, so that the kit's R14 rules run too. */
+/**
+ * With release notifications on, so that the kit's R14 rules run too. {@link
+ * PostgresWireCompatibilityTest} runs it again over the wire protocol.
+ */
 @DisplayName("TCK on a real PostgreSQL server")
 class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   private static String url;
@@ -19,9 +22,14 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
     url = TestDatabases.postgres().jdbcUrl();
   }
 
+  /** Options added to every node's URL: none here. */
+  String transportOptions() {
+    return "";
+  }
+
   @Override
   protected LockNode createNode() {
-    return JdbcLockNode.builder(url)
+    return JdbcLockNode.builder(url + transportOptions())
         .table(TABLE)
         .createTable(true)
         .releaseNotifications(true)
@@ -40,7 +48,8 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
                 "jdbc:postgresql://127.0.0.1:"
                     + TestDatabases.closedPort()
                     + "/postgres?user=postgres&password="
-                    + PostgresServer.PASSWORD)
+                    + PostgresServer.PASSWORD
+                    + transportOptions())
             .table(TABLE)
             .build());
   }

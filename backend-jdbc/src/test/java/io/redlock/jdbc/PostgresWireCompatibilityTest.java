@@ -1,69 +1,16 @@
 package io.redlock.jdbc;
 
-import io.redlock.spi.LockNode;
-import io.redlock.tck.KeyInspector;
-import io.redlock.tck.LockNodeCompatibilityKit;
-import io.redlock.testservers.PostgresServer;
-import java.util.Optional;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
  * The kit on PostgreSQL nodes whose lock calls speak the wire protocol ({@code
- * redlock.wireProtocol=true}), with release notifications on so that the R14 rules run too.
+ * redlock.wireProtocol=true}), on the same table as {@link PostgresCompatibilityTest}, with release
+ * notifications on so that the R14 rules run too.
  */
 @DisplayName("TCK on a real PostgreSQL server, wire protocol")
-class PostgresWireCompatibilityTest extends LockNodeCompatibilityKit {
-  private static String url;
-  private static final String TABLE = TestDatabases.uniqueTable("tckwire");
-
-  @BeforeAll
-  static void startServer() {
-    url =
-        TestDatabases.withOption(
-            TestDatabases.postgres().jdbcUrl(), "redlock.wireProtocol", "true");
-  }
-
+class PostgresWireCompatibilityTest extends PostgresCompatibilityTest {
   @Override
-  protected LockNode createNode() {
-    return JdbcLockNode.builder(url)
-        .table(TABLE)
-        .createTable(true)
-        .releaseNotifications(true)
-        .build();
-  }
-
-  @Override
-  protected Optional<KeyInspector> keyInspector() {
-    return Optional.of(TestDatabases.inspector(TestDatabases.postgres().jdbcUrl(), TABLE));
-  }
-
-  @Override
-  protected Optional<LockNode> createUnreachableNode() {
-    return Optional.of(
-        JdbcLockNode.builder(
-                "jdbc:postgresql://127.0.0.1:"
-                    + TestDatabases.closedPort()
-                    + "/postgres?user=postgres&redlock.wireProtocol=true&password="
-                    + PostgresServer.PASSWORD)
-            .table(TABLE)
-            .build());
-  }
-
-  @Override
-  protected Optional<String> configuredSecret() {
-    return Optional.of(PostgresServer.PASSWORD);
-  }
-
-  /** Crashes the shared local server the way {@code pg_ctl -m immediate stop} does, restarts it. */
-  @Override
-  protected boolean restartStore() {
-    PostgresServer server = TestDatabases.postgres();
-    if (!server.isLocal()) {
-      return false; // a server given by REDLOCK_TEST_POSTGRES is not ours to crash
-    }
-    server.crash();
-    server.restart();
-    return true;
+  String transportOptions() {
+    return "&redlock.wireProtocol=true";
   }
 }

@@ -32,7 +32,16 @@ class PostgresWireProtocolTest {
   }
 
   private static JdbcLockNode wireNode(String url, String table) {
-    return JdbcLockNode.builder(url).table(table).createTable(true).wireProtocol(true).build();
+    return wireNode(url, table, 4);
+  }
+
+  private static JdbcLockNode wireNode(String url, String table, int poolSize) {
+    return JdbcLockNode.builder(url)
+        .table(table)
+        .createTable(true)
+        .wireProtocol(true)
+        .poolSize(poolSize)
+        .build();
   }
 
   private static String token() {
@@ -89,13 +98,7 @@ class PostgresWireProtocolTest {
   @Test
   void anInterruptedAwaitLeavesTheCallToAbandonAndFreesItsConnection() throws Exception {
     String table = TestDatabases.uniqueTable("wire_interrupt");
-    try (JdbcLockNode wire =
-        JdbcLockNode.builder(url())
-            .table(table)
-            .createTable(true)
-            .wireProtocol(true)
-            .poolSize(1)
-            .build()) {
+    try (JdbcLockNode wire = wireNode(url(), table, 1)) {
       String warm = token();
       assertThat(wire.tryAcquire("warm", warm, TTL).await(WAIT).acquired()).isTrue();
       assertThat(wire.release("warm", warm).await(WAIT)).isTrue();
@@ -160,13 +163,7 @@ class PostgresWireProtocolTest {
   @Test
   void keepsCallsInFlightFromOneThreadAndManyThreadsAtOnce() throws Exception {
     String table = TestDatabases.uniqueTable("wire_inflight");
-    try (JdbcLockNode wire =
-        JdbcLockNode.builder(url())
-            .table(table)
-            .createTable(true)
-            .wireProtocol(true)
-            .poolSize(3)
-            .build()) {
+    try (JdbcLockNode wire = wireNode(url(), table, 3)) {
       // as many calls in flight from one thread as the pool has connections (the engine has one
       // per node per thread)
       List<String> tokens = new ArrayList<>();

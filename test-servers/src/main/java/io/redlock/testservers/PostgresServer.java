@@ -115,29 +115,7 @@ public final class PostgresServer extends LocalSqlServer {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Path openssl =
-        Binaries.find("openssl")
-            .orElseThrow(
-                () -> new IllegalStateException("install openssl (apt-get install -y openssl)"));
-    run(
-        tls,
-        60,
-        openssl.toString(),
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=redlock-test",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-        "-keyout",
-        tls.resolve("server.key").toString(),
-        "-out",
-        tls.resolve("server.crt").toString());
+    selfSignedCertificate(tls, "redlock-test", "server");
     try {
       Files.setPosixFilePermissions(
           tls.resolve("server.key"),
@@ -158,6 +136,41 @@ public final class PostgresServer extends LocalSqlServer {
                 "hba_file=" + tls.resolve("pg_hba.conf")));
     server.certificate = tls.resolve("server.crt");
     return server;
+  }
+
+  /**
+   * Makes a self-signed certificate for 127.0.0.1 with {@code openssl}: {@code <name>.crt} and its
+   * unencrypted key {@code <name>.key} in {@code dir}.
+   *
+   * @return the certificate's file
+   * @throws IllegalStateException if openssl is missing or fails
+   */
+  public static Path selfSignedCertificate(Path dir, String commonName, String name) {
+    Path openssl =
+        Binaries.find("openssl")
+            .orElseThrow(
+                () -> new IllegalStateException("install openssl (apt-get install -y openssl)"));
+    Path certificate = dir.resolve(name + ".crt");
+    run(
+        dir,
+        60,
+        openssl.toString(),
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=" + commonName,
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        dir.resolve(name + ".key").toString(),
+        "-out",
+        certificate.toString());
+    return certificate;
   }
 
   /** The user that {@link #startLocalWithTls} servers ask for a clear-text password. */

@@ -315,33 +315,11 @@ class PgWireConnectionTest {
           .hasMessageContaining("sslrootcert");
     }
 
-    /** A certificate of its own, made with openssl like the server's, but a different key. */
+    /** A certificate of its own, made like the server's, but with a different key. */
     private String otherRoot() throws Exception {
       Path dir = Files.createTempDirectory("other-root");
       try {
-        Process p =
-            new ProcessBuilder(
-                    "openssl",
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-days",
-                    "2",
-                    "-subj",
-                    "/CN=other",
-                    "-addext",
-                    "subjectAltName=IP:127.0.0.1",
-                    "-keyout",
-                    dir.resolve("k").toString(),
-                    "-out",
-                    dir.resolve("c").toString())
-                .redirectErrorStream(true)
-                .start();
-        p.getInputStream().readAllBytes();
-        assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        return Files.readString(dir.resolve("c"));
+        return Files.readString(PostgresServer.selfSignedCertificate(dir, "other", "other"));
       } finally {
         try (var files = Files.list(dir)) {
           for (Path f : files.toList()) {
