@@ -66,7 +66,9 @@ public final class PgWireTransport implements AutoCloseable {
    * @param tableName its name, for messages
    * @param poolSize the most connections open at once
    * @param executor runs the calls that must wait (for the table check or a new connection), and
-   *     opens the first connection in the background and the reading of late answers
+   *     opens the first connection in the background (late answers have threads of their own)
+   * @param connectionLost run when a connection broke: the node's JDBC connections are likely stale
+   *     too (a restarted server), and the status call that may follow must not meet one
    */
   public PgWireTransport(
       String node,
