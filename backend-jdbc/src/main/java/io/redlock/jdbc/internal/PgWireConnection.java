@@ -644,10 +644,6 @@ final class PgWireConnection implements AutoCloseable {
     rlimit = kept;
   }
 
-  int bodyLength() {
-    return bodyLength;
-  }
-
   int bodyInt(int at) {
     return getInt(rbuf, bodyStart + at);
   }

@@ -198,21 +198,19 @@ public final class PgWireTransport implements AutoCloseable {
       Parameters parameters,
       Meaning<T> meaning) {
     LockTable.WireStatements statements = table.wireStatementsIfReady();
-    if (statements != null) {
+    PgWireConnection idle = statements == null ? null : pool.pollIdle();
+    if (idle != null) {
       Call<T> call = new Call<>(operation, statement.apply(statements), types, parameters, meaning);
-      PgWireConnection c = pool.pollIdle();
-      if (c != null) {
-        try {
-          send(c, call);
-        } catch (IOException e) {
-          broken(c);
-          return Reply.failed(translate(operation, e));
-        } catch (RuntimeException e) {
-          discard(c);
-          return Reply.failed(translate(operation, e));
-        }
-        return new PgWireReply<>(this, call, c);
+      try {
+        send(idle, call);
+      } catch (IOException e) {
+        broken(idle);
+        return Reply.failed(translate(operation, e));
+      } catch (RuntimeException e) {
+        discard(idle);
+        return Reply.failed(translate(operation, e));
       }
+      return new PgWireReply<>(this, call, idle);
     }
     // the table must be checked first, or no connection is idle: a worker does it and sends
     CompletableFuture<Object[]> sent = new CompletableFuture<>();
