@@ -3,8 +3,12 @@ package io.redlock.testservers;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
 
 /** Finds server executables on the PATH and in the usual Debian locations. */
 public final class Binaries {
@@ -50,14 +54,71 @@ public final class Binaries {
         : Optional.empty();
   }
 
-  /** A fresh directory under the module's {@code target/servers} for one server's files. */
+  /**
+   * Set this system property to {@code true} to keep every server's files (data and log) under
+   * {@code target/servers} after the server stops, to look at them after a failed test.
+   */
+  public static final String KEEP_FILES_PROPERTY = "redlock.test.keepServerFiles";
+
+  /** Directories {@link #scratchDir} made; only these are ever deleted. */
+  private static final Set<Path> SCRATCH = ConcurrentHashMap.newKeySet();
+
+  /** Directories that live as long as the JVM (the template data directories). */
+  private static final Set<Path> UNTIL_EXIT = ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> UNTIL_EXIT.forEach(Binaries::deleteScratchDir), "delete-server-templates"));
+  }
+
+  /**
+   * A fresh directory under the module's {@code target/servers} for one server's files. {@link
+   * ManagedProcess} deletes it, with everything in it, once the server it started there has stopped
+   * (unless {@value #KEEP_FILES_PROPERTY} is set): a PostgreSQL or MariaDB data directory is tens
+   * of megabytes, and a suite starts hundreds of servers.
+   */
   public static Path scratchDir(String prefix) {
     try {
       Path base = Path.of("target", "servers").toAbsolutePath();
       Files.createDirectories(base);
-      return Files.createTempDirectory(base, prefix + "-");
+      Path dir = Files.createTempDirectory(base, prefix + "-");
+      SCRATCH.add(dir);
+      return dir;
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** A {@link #scratchDir} deleted when the JVM exits: for files every server of the JVM copies. */
+  static Path scratchDirUntilExit(String prefix) {
+    Path dir = scratchDir(prefix);
+    UNTIL_EXIT.add(dir);
+    return dir;
+  }
+
+  /**
+   * Deletes {@code dir} and everything in it if {@link #scratchDir} made it, and does nothing for
+   * any other directory or when {@value #KEEP_FILES_PROPERTY} is set. Best effort: a file that
+   * cannot be deleted is left, and the rest still go.
+   */
+  public static void deleteScratchDir(Path dir) {
+    if (Boolean.getBoolean(KEEP_FILES_PROPERTY) || !SCRATCH.remove(dir)) {
+      return;
+    }
+    try (Stream<Path> all = Files.walk(dir)) {
+      all.sorted(Comparator.reverseOrder()).forEach(Binaries::deleteQuietly);
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      // gone already, or a file vanished mid-walk: what is left stays under target/
+    }
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (java.io.IOException e) {
+      // best effort
     }
   }
 }

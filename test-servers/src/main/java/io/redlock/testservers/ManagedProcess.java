@@ -31,7 +31,7 @@ public final class ManagedProcess implements AutoCloseable {
     this.environment = Map.copyOf(environment);
     this.workDir = workDir;
     this.log = workDir.resolve(name + ".log");
-    this.shutdownHook = new Thread(this::destroyQuietly, "stop-" + name);
+    this.shutdownHook = new Thread(this::stopAndDelete, "stop-" + name);
   }
 
   /**
@@ -160,15 +160,23 @@ public final class ManagedProcess implements AutoCloseable {
     }
   }
 
-  /** Stops the process: SIGTERM, then SIGKILL after 10 s. Idempotent. */
+  /**
+   * Stops the process (SIGTERM, then SIGKILL after 10 s), then deletes its working directory if
+   * {@link Binaries#scratchDir} made it (see {@link Binaries#KEEP_FILES_PROPERTY}). Idempotent.
+   */
   @Override
   public void close() {
-    destroyQuietly();
+    stopAndDelete();
     try {
       Runtime.getRuntime().removeShutdownHook(shutdownHook);
     } catch (IllegalStateException | IllegalArgumentException shuttingDownOrRemoved) {
       // the JVM is exiting, or the hook was removed already
     }
+  }
+
+  private void stopAndDelete() {
+    destroyQuietly();
+    Binaries.deleteScratchDir(workDir);
   }
 
   private void destroyQuietly() {

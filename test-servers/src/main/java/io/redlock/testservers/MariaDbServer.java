@@ -151,7 +151,7 @@ public final class MariaDbServer extends LocalSqlServer {
   /** Installs the system tables once per JVM, then copies them; returns the init SQL file. */
   private static synchronized Path copyTemplate(Path installDb, Path base, Path data) {
     if (template == null || !Files.isDirectory(template)) {
-      Path dir = Binaries.scratchDir("mariadb-template");
+      Path dir = Binaries.scratchDirUntilExit("mariadb-template");
       Path tdata = dir.resolve("data");
       run(
           dir,

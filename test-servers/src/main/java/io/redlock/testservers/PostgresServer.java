@@ -269,7 +269,7 @@ public final class PostgresServer extends LocalSqlServer {
 
   private static synchronized void copyTemplate(Path initdb, Path data) {
     if (template == null || !Files.isDirectory(template)) {
-      Path dir = Binaries.scratchDir("postgres-template");
+      Path dir = Binaries.scratchDirUntilExit("postgres-template");
       handToServerUser(dir);
       Path pwfile = dir.resolve("pwfile");
       try {

@@ -41,6 +41,30 @@ class PostgresServerTest {
   }
 
   @Test
+  @DisplayName("close deletes the server's directory, data and log, unless told to keep it")
+  void closeDeletesTheServersFiles() {
+    java.nio.file.Path dir;
+    try (PostgresServer server = PostgresServer.startLocal()) {
+      dir = server.process.workDir();
+      assertThat(dir.resolve("data").resolve("PG_VERSION")).exists();
+      assertThat(dir.resolve("postgres.log")).exists();
+    }
+    assertThat(dir).doesNotExist();
+
+    System.setProperty(Binaries.KEEP_FILES_PROPERTY, "true");
+    try {
+      try (PostgresServer server = PostgresServer.startLocal()) {
+        dir = server.process.workDir();
+      }
+      assertThat(dir.resolve("data").resolve("PG_VERSION")).exists();
+    } finally {
+      System.clearProperty(Binaries.KEEP_FILES_PROPERTY);
+    }
+    Binaries.deleteScratchDir(dir);
+    assertThat(dir).doesNotExist();
+  }
+
+  @Test
   @DisplayName("pause freezes the connections already open, resume thaws them")
   void pauseFreezesOpenConnections() throws Exception {
     try (PostgresServer server = PostgresServer.startLocal();

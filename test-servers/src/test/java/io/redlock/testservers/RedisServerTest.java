@@ -3,7 +3,9 @@ package io.redlock.testservers;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
@@ -88,20 +90,25 @@ class RedisServerTest {
   }
 
   @Test
-  @DisplayName("a group of servers has distinct ports and close stops them all")
+  @DisplayName(
+      "a group of servers has distinct ports and close stops them all and deletes their files")
   void group() {
     RedisServers group = RedisServers.start(3, RedisServer.builder().faultInjection());
     Set<Integer> ports = new HashSet<>();
+    List<java.nio.file.Path> dirs = new ArrayList<>();
     try (group) {
       assertThat(group.size()).isEqualTo(3);
       for (RedisServer server : group) {
         assertThat(server.ping()).isTrue();
         ports.add(server.port());
+        dirs.add(server.workDir().orElseThrow());
       }
       assertThat(ports).hasSize(3);
       assertThat(group.uris()).hasSize(3);
+      assertThat(dirs).allSatisfy(dir -> assertThat(dir).isDirectory());
     }
     assertThat(group.list()).allSatisfy(s -> assertThat(s.isRunning()).isFalse());
+    assertThat(dirs).allSatisfy(dir -> assertThat(dir).doesNotExist());
   }
 
   @Test
