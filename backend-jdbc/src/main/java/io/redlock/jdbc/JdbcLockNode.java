@@ -37,6 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A lock node on a SQL database: PostgreSQL, MariaDB/MySQL, SQLite or H2. Every operation is one
@@ -91,10 +93,13 @@ import javax.sql.DataSource;
  * connection, which the pool replaces. The JDBC driver itself is not bundled: add the one for your
  * database.
  *
- * <p>On PostgreSQL, {@link Builder#wireProtocol} runs the lock calls over PostgreSQL's wire
- * protocol instead, without thread hand-offs whenever a connection is idle: see there.
+ * <p>On PostgreSQL nodes built from a URL, the lock calls ({@code tryAcquire}, {@code release},
+ * {@code extend}) go over PostgreSQL's wire protocol by default instead, without thread hand-offs
+ * whenever a connection is idle, and fall back to JDBC where that transport cannot connect: see
+ * {@link Builder#wireProtocol}.
  */
 public final class JdbcLockNode implements LockNode {
+  private static final Logger log = LoggerFactory.getLogger(JdbcLockNode.class);
   private static final AtomicInteger POOLS = new AtomicInteger();
   private static final NodeCapabilities CAPABILITIES =
       NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
@@ -121,6 +126,7 @@ public final class JdbcLockNode implements LockNode {
       int threads,
       PgReleaseNotifications notifications,
       PgWireSettings wireSettings,
+      boolean wireOptional,
       TableName tableName) {
     this.name = name;
     this.notifications = notifications;
@@ -143,7 +149,14 @@ public final class JdbcLockNode implements LockNode {
         wireSettings == null
             ? null
             : new PgWireTransport(
-                name, wireSettings, table, tableName, threads, executor, this::evictIdleJdbc);
+                name,
+                wireSettings,
+                table,
+                tableName,
+                threads,
+                executor,
+                this::evictIdleJdbc,
+                wireOptional);
   }
 
   /**
@@ -206,7 +219,7 @@ public final class JdbcLockNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    if (wire != null) {
+    if (wire != null && wire.takesCalls()) {
       return wire.acquire(key, kt[0], kt[1], checked);
     }
     return submit(budget -> table.acquire(key, kt[0], kt[1], checked, budget));
@@ -215,7 +228,7 @@ public final class JdbcLockNode implements LockNode {
   @Override
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
-    if (wire != null) {
+    if (wire != null && wire.takesCalls()) {
       return wire.release(kt[0], kt[1]);
     }
     return submit(budget -> table.release(kt[0], kt[1], budget));
@@ -225,7 +238,7 @@ public final class JdbcLockNode implements LockNode {
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    if (wire != null) {
+    if (wire != null && wire.takesCalls()) {
       return wire.extend(kt[0], kt[1], checked);
     }
     return submit(budget -> table.extend(kt[0], kt[1], checked, budget));
@@ -303,6 +316,19 @@ public final class JdbcLockNode implements LockNode {
     return wire == null ? 0 : wire.openConnections();
   }
 
+  /**
+   * Whether the lock calls go over the wire protocol now (for tests and diagnostics); with {@code
+   * redlock.wireProtocol=auto}, asking may start a connection attempt, as a call would.
+   */
+  boolean wireTakesCalls() {
+    return wire != null && wire.takesCalls();
+  }
+
+  /** Why the wire-protocol transport gave up, leaving the calls to JDBC, or null; for tests. */
+  String wireGaveUp() {
+    return wire == null ? null : wire.gaveUp();
+  }
+
   /** Closes the idle JDBC connections: the wire transport found its own broken. */
   private void evictIdleJdbc() {
     HikariPoolMXBean stats = ownedPool == null ? null : ownedPool.getHikariPoolMXBean();
@@ -370,7 +396,9 @@ public final class JdbcLockNode implements LockNode {
     private Duration connectionTimeout = Duration.ofSeconds(2);
     private Duration queryTimeout = Duration.ofSeconds(5);
     private boolean releaseNotifications;
-    private boolean wireProtocol;
+
+    /** {@code redlock.wireProtocol}: true, false, or null for auto. */
+    private Boolean wireProtocol;
 
     private Builder(String url, DataSource dataSource) {
       this.url = url;
@@ -396,7 +424,11 @@ public final class JdbcLockNode implements LockNode {
           queryTimeout(JdbcOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
         }
         if (o.containsKey("wireProtocol")) {
-          wireProtocol(JdbcOptions.parseBoolean("wireProtocol", o.get("wireProtocol")));
+          String v = o.get("wireProtocol").strip();
+          this.wireProtocol =
+              v.equalsIgnoreCase("auto")
+                  ? null
+                  : JdbcOptions.parseBoolean("wireProtocol", v, "true, false or auto");
         }
         if (o.containsKey("releaseNotifications")) {
           releaseNotifications(
@@ -501,25 +533,35 @@ public final class JdbcLockNode implements LockNode {
     /**
      * PostgreSQL nodes built from a URL: whether {@code tryAcquire}, {@code release} and {@code
      * extend} speak PostgreSQL's wire protocol on connections of their own instead of going through
-     * JDBC (default false). JDBC cannot send a statement without waiting for its answer, so each
-     * JDBC call holds a thread (a worker's, or the engine's) for its round trip; over the wire
-     * protocol the call writes its statement when the engine starts it and the engine's thread
-     * reads the answer when it awaits it, as the Redis backend does. In a quorum with faster nodes
-     * this removes the thread hand-offs from the cycle (see the README's performance section).
+     * JDBC. JDBC cannot send a statement without waiting for its answer, so each JDBC call holds a
+     * thread (a worker's, or the engine's) for its round trip; over the wire protocol the call
+     * writes its statement when the engine starts it and the engine's thread reads the answer when
+     * it awaits it, as the Redis backend does. In a quorum with faster nodes this removes the
+     * thread hand-offs from the cycle (see the README's performance section).
+     *
+     * <p><b>Default ({@code redlock.wireProtocol=auto}, or this method never called):</b> on for a
+     * {@code jdbc:postgresql:} URL whose driver options the transport honours (below), off
+     * otherwise, with one INFO log line saying why. The calls go over JDBC until the transport's
+     * first connection has opened (it is opened in the background when the node is built, and
+     * retried while calls come, at most every 250 ms at first and every 30 s at last), and stay on
+     * JDBC for good if opening one fails for a reason other than the network: an authentication
+     * method the transport does not speak, a start-up parameter a proxy refuses, a wrong password
+     * (which the JDBC calls then report). <b>{@code true}:</b> always on; a URL it cannot honour
+     * fails the build, and a failure to connect fails the calls. <b>{@code false}:</b> always JDBC.
      *
      * <p>Same statements, same table, same results as JDBC, and the table is still checked (or
      * created) over JDBC, which also keeps serving fencing, status and the server's clock. The
      * transport reads host, port, database, user, password (or {@code .pgpass}), {@code sslmode}
      * (pgjdbc's meanings; certificates from {@code sslrootcert}), {@code currentSchema}, {@code
-     * options}, {@code ApplicationName} and the timeouts from the URL, speaks SCRAM-SHA-256 (the
-     * server's signature checked), MD5 and clear-text passwords, and refuses at build time a URL
-     * with other driver options that would make its connections differ from pgjdbc's (client
-     * certificates, socket factories, several hosts, {@code channelBinding=require});
-     * Kerberos/GSSAPI authentication fails with a message at the first call. Every wire connection
-     * runs with {@code statement_timeout} set to the query timeout; with {@code prepareThreshold=0}
-     * or {@code preferQueryMode=simple} (for transaction-pooling proxies) statements are parsed
-     * anew with each call. Up to {@link #poolSize} wire connections are open, besides the JDBC
-     * pool's. Not for a node on a caller's DataSource.
+     * options}, {@code ApplicationName} and the timeouts from the URL, and speaks SCRAM-SHA-256
+     * (the server's signature checked; without channel binding), MD5 and clear-text passwords. It
+     * cannot honour other driver options that would make its connections differ from pgjdbc's
+     * (client certificates, socket factories, several hosts, {@code channelBinding=require}), nor
+     * Kerberos/GSSAPI. Every wire connection runs with {@code statement_timeout} set to the query
+     * timeout; with {@code prepareThreshold=0} or {@code preferQueryMode=simple} (for
+     * transaction-pooling proxies) statements are parsed anew with each call. Up to {@link
+     * #poolSize} wire connections are open, besides the JDBC pool's (which then mostly keeps one
+     * idle connection). Not for a node on a caller's DataSource.
      */
     public Builder wireProtocol(boolean on) {
       this.wireProtocol = on;
@@ -538,24 +580,30 @@ public final class JdbcLockNode implements LockNode {
         String n =
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
         LockTable t = new LockTable(dataSource, n, table, createTable, queryTimeout, null);
-        if (wireProtocol) {
+        if (Boolean.TRUE.equals(wireProtocol)) {
           throw new IllegalArgumentException(
               "wireProtocol needs a jdbc:postgresql: URL to connect with; a node on a DataSource"
                   + " runs its calls through the DataSource");
         }
-        return new JdbcLockNode(n, t, null, poolSize, null, null, table);
+        return new JdbcLockNode(n, t, null, poolSize, null, null, false, table);
       }
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
       requireDriver(n, subprotocol, options.driverUrl());
       PgWireSettings wireSettings = null;
-      if (wireProtocol) {
+      if (Boolean.TRUE.equals(wireProtocol)) {
         if (!subprotocol.equals("postgresql")) {
           throw new IllegalArgumentException(
               "redlock.wireProtocol is for PostgreSQL (jdbc:postgresql: URLs) only, not jdbc:"
                   + subprotocol);
         }
         wireSettings = PgWireSettings.parse(options.driverUrl(), connectionTimeout, queryTimeout);
+      } else if (wireProtocol == null && subprotocol.equals("postgresql")) {
+        try {
+          wireSettings = PgWireSettings.parse(options.driverUrl(), connectionTimeout, queryTimeout);
+        } catch (IllegalArgumentException e) {
+          log.info("{}: the lock calls go over JDBC: {}", n, e.getMessage());
+        }
       }
       HikariDataSource pool = new HikariDataSource(poolConfig(subprotocol));
       LockTable t =
@@ -567,7 +615,8 @@ public final class JdbcLockNode implements LockNode {
         t.notifyReleases();
         notifications = new PgReleaseNotifications(n, this::openListener, table);
       }
-      return new JdbcLockNode(n, t, pool, poolSize, notifications, wireSettings, table);
+      return new JdbcLockNode(
+          n, t, pool, poolSize, notifications, wireSettings, wireProtocol == null, table);
     }
 
     /**

@@ -25,7 +25,8 @@ class InlineCallsTest {
 
   private static String url(String database) {
     return switch (database) {
-      case "postgresql" -> TestDatabases.postgres().jdbcUrl();
+      // JDBC itself: by default the lock calls would move to the wire protocol
+      case "postgresql" -> TestDatabases.postgres().jdbcUrl() + "&redlock.wireProtocol=false";
       case "mariadb" -> TestDatabases.mariadb().jdbcUrl();
       default -> throw new IllegalArgumentException(database);
     };

@@ -9,10 +9,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
- * With release notifications on, so that the kit's R14 rules run too. {@link
- * PostgresWireCompatibilityTest} runs it again over the wire protocol.
+ * Over JDBC ({@code redlock.wireProtocol=false}), with release notifications on, so that the kit's
+ * R14 rules run too. {@link PostgresWireCompatibilityTest} runs it again over the wire protocol,
+ * and {@link PostgresDefaultTransportCompatibilityTest} with the default.
  */
-@DisplayName("TCK on a real PostgreSQL server")
+@DisplayName("TCK on a real PostgreSQL server, JDBC")
 class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   private static String url;
   private static final String TABLE = TestDatabases.uniqueTable("tck");
@@ -22,9 +23,9 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
     url = TestDatabases.postgres().jdbcUrl();
   }
 
-  /** Options added to every node's URL: none here. */
+  /** Options added to every node's URL: JDBC only here. */
   String transportOptions() {
-    return "";
+    return "&redlock.wireProtocol=false";
   }
 
   @Override

@@ -21,7 +21,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Nodes with {@code redlock.wireProtocol=true} on real PostgreSQL servers, beyond the kit: they
  * share a table with JDBC nodes, survive the table being dropped, give up on a frozen server and
- * still deliver its late answer, keep many calls in flight, and refuse what they cannot honour.
+ * still deliver its late answer, keep many calls in flight, and refuse what they cannot honour. And
+ * the default ({@code auto}): the calls move to the wire protocol once it has connected, and stay
+ * on JDBC where it cannot.
  */
 class PostgresWireProtocolTest {
   private static final Duration TTL = Duration.ofSeconds(30);
@@ -52,7 +54,13 @@ class PostgresWireProtocolTest {
   void sharesItsTableWithJdbcNodes() {
     String table = TestDatabases.uniqueTable("wire_interop");
     try (JdbcLockNode wire = wireNode(url(), table);
-        JdbcLockNode jdbc = JdbcLockNode.builder(url()).table(table).createTable(true).build()) {
+        JdbcLockNode jdbc =
+            JdbcLockNode.builder(url())
+                .table(table)
+                .createTable(true)
+                .wireProtocol(false)
+                .build()) {
+      assertThat(jdbc.wireTakesCalls()).isFalse();
       String key = "interop";
       String a = token();
       String b = token();
@@ -254,7 +262,7 @@ class PostgresWireProtocolTest {
     assertThatThrownBy(() -> JdbcLockNode.builder(base + "&sslcert=/tmp/client.crt").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("[sslcert]")
-        .hasMessageContaining("leave redlock.wireProtocol off");
+        .hasMessageContaining("set redlock.wireProtocol=auto (the default) or false");
     assertThatThrownBy(() -> JdbcLockNode.builder(base + "&channelBinding=require").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("channelBinding=require");
@@ -274,11 +282,108 @@ class PostgresWireProtocolTest {
         .hasMessageContaining("PostgreSQL");
     assertThatThrownBy(() -> JdbcLockNode.builder(url() + "&redlock.wireProtocol=maybe"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("redlock.wireProtocol must be true or false");
+        .hasMessageContaining("redlock.wireProtocol must be true, false or auto");
     org.h2.jdbcx.JdbcDataSource dataSource = new org.h2.jdbcx.JdbcDataSource();
     dataSource.setURL("jdbc:h2:mem:wire-ds;DB_CLOSE_DELAY=-1");
     assertThatThrownBy(() -> JdbcLockNode.builder(dataSource).wireProtocol(true).build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("DataSource");
+  }
+
+  /** Waits (at most 15 s) until the node's lock calls go over the wire protocol. */
+  private static boolean awaitWire(JdbcLockNode node) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (!node.wireTakesCalls() && System.nanoTime() - deadline < 0) {
+      Thread.sleep(10);
+    }
+    return node.wireTakesCalls();
+  }
+
+  /** Statements on {@code table} that the wire transport's sessions ran last. */
+  private static int wireSessionsThatRan(String table) {
+    return Integer.parseInt(
+        TestDatabases.queryOne(
+            url(),
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'redlock'"
+                + " AND query LIKE '%"
+                + table
+                + "%'"));
+  }
+
+  @Test
+  void byDefaultTheCallsMoveToTheWireProtocolOnceItHasConnected() throws Exception {
+    String table = TestDatabases.uniqueTable("wire_auto");
+    try (JdbcLockNode node = JdbcLockNode.builder(url()).table(table).createTable(true).build()) {
+      // from the first call on, over JDBC until the transport's first connection has opened
+      String a = token();
+      assertThat(node.tryAcquire("auto", a, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(awaitWire(node)).isTrue();
+      assertThat(node.wireConnections()).isPositive();
+      assertThat(node.extend("auto", a, TTL).await(WAIT)).isTrue();
+      assertThat(node.tryAcquire("auto", token(), TTL).await(WAIT).acquired()).isFalse();
+      assertThat(wireSessionsThatRan(table)).isPositive();
+      assertThat(node.release("auto", a).await(WAIT)).isTrue();
+    }
+  }
+
+  @Test
+  void byDefaultAUrlTheWireProtocolCannotHonourStaysOnJdbc() {
+    String table = TestDatabases.uniqueTable("wire_auto_refused");
+    // a driver option the transport cannot honour: no failure, the node simply uses JDBC (auto is
+    // the default, and may be said)
+    try (JdbcLockNode node =
+        JdbcLockNode.builder(
+                url()
+                    + "&sslcert=/nonexistent/client.crt&sslmode=disable&redlock.wireProtocol=auto")
+            .table(table)
+            .createTable(true)
+            .build()) {
+      assertThat(node.wireTakesCalls()).isFalse();
+      assertThat(node.wireConnections()).isZero();
+      String a = token();
+      assertThat(node.tryAcquire("refused", a, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(node.release("refused", a).await(WAIT)).isTrue();
+      assertThat(node.wireTakesCalls()).isFalse();
+      assertThat(wireSessionsThatRan(table)).isZero();
+    }
+  }
+
+  @Test
+  void byDefaultAFailureOtherThanTheNetworkLeavesTheCallsOnJdbc() throws Exception {
+    String wrong = url().replace(PostgresServer.PASSWORD, "wrong-secret-pw");
+    try (JdbcLockNode node = JdbcLockNode.builder(wrong).table("redlock_locks").build()) {
+      // JDBC reports the wrong password, as without the wire protocol
+      assertThatThrownBy(() -> node.tryAcquire("k", token(), TTL).await(WAIT))
+          .isInstanceOf(RedlockNonTransientException.class)
+          .hasMessageContaining("password")
+          .hasMessageNotContaining("wrong-secret-pw");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (node.wireGaveUp() == null && System.nanoTime() - deadline < 0) {
+        node.wireTakesCalls();
+        Thread.sleep(10);
+      }
+      assertThat(node.wireGaveUp()).contains("password").doesNotContain("wrong-secret-pw");
+      assertThat(node.wireTakesCalls()).isFalse();
+    }
+  }
+
+  @Test
+  void byDefaultAServerDownAtFirstIsConnectedToOnceItIsUp() throws Exception {
+    try (PostgresServer server = PostgresServer.startLocal()) {
+      server.stop();
+      String table = TestDatabases.uniqueTable("wire_auto_late");
+      try (JdbcLockNode node =
+          JdbcLockNode.builder(server.jdbcUrl()).table(table).createTable(true).build()) {
+        assertThatThrownBy(() -> node.tryAcquire("late", token(), TTL).await(WAIT))
+            .isNotInstanceOf(RedlockNonTransientException.class);
+        assertThat(node.wireTakesCalls()).isFalse();
+        server.restart();
+        assertThat(awaitWire(node)).isTrue();
+        String a = token();
+        assertThat(node.tryAcquire("late", a, TTL).await(WAIT).acquired()).isTrue();
+        assertThat(node.release("late", a).await(WAIT)).isTrue();
+        assertThat(node.wireGaveUp()).isNull();
+      }
+    }
   }
 }

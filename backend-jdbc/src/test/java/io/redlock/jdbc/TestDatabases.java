@@ -90,6 +90,20 @@ public final class TestDatabases {
     }
   }
 
+  /** The first column of the first row of {@code sql}, run on a plain driver connection. */
+  static String queryOne(String url, String sql) {
+    try (Connection c = DriverManager.getConnection(url);
+        Statement s = c.createStatement();
+        java.sql.ResultSet rows = s.executeQuery(sql)) {
+      if (!rows.next()) {
+        throw new IllegalStateException("no row from " + sql);
+      }
+      return rows.getString(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException("could not run " + sql, e);
+    }
+  }
+
   /**
    * The kit's backdoor: reads a key with a raw driver connection, owner and remaining TTL both
    * computed by the database server.

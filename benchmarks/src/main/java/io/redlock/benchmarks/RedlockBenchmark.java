@@ -54,8 +54,9 @@ public class RedlockBenchmark {
   /**
    * Node URIs of a topology, on the shared servers. In a topology whose name says {@code wire}, the
    * PostgreSQL nodes send their lock calls over the JDBC backend's wire-protocol transport ({@code
-   * redlock.wireProtocol=true}) instead of through pgjdbc; {@code pg2wireredis3} lists the same
-   * five nodes as {@code redis3pg2wire}, the PostgreSQL ones first.
+   * redlock.wireProtocol=true}; the default, {@code auto}, does so once connected); in the others
+   * through pgjdbc ({@code redlock.wireProtocol=false}). {@code pg2wireredis3} lists the same five
+   * nodes as {@code redis3pg2wire}, the PostgreSQL ones first.
    */
   static List<String> uris(String topology) {
     BenchServers servers = BenchServers.get();
@@ -65,10 +66,10 @@ public class RedlockBenchmark {
       case "redis1" -> uris.add(redis(servers.redis().get(0)));
       case "redis3pg2" -> {
         servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
-        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgres(u)));
+        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresJdbc(u)));
       }
-      case "pg1" -> uris.add(postgres(servers.postgres().get(0)));
-      case "pg5" -> servers.postgres().forEach(u -> uris.add(postgres(u)));
+      case "pg1" -> uris.add(postgresJdbc(servers.postgres().get(0)));
+      case "pg5" -> servers.postgres().forEach(u -> uris.add(postgresJdbc(u)));
       case "redis3pg2wire" -> {
         servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
         servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
@@ -83,7 +84,7 @@ public class RedlockBenchmark {
           servers
               .postgres()
               .subList(0, 3)
-              .forEach(u -> uris.add(postgres(u) + "&redlock.releaseNotifications=true"));
+              .forEach(u -> uris.add(postgresJdbc(u) + "&redlock.releaseNotifications=true"));
       default -> throw new IllegalArgumentException("unknown topology " + topology);
     }
     return uris;
@@ -98,6 +99,11 @@ public class RedlockBenchmark {
     return jdbcUrl
         + (jdbcUrl.contains("?") ? "&" : "?")
         + "redlock.createTable=true&redlock.poolSize=8";
+  }
+
+  /** {@link #postgres}, with the lock calls through pgjdbc. */
+  private static String postgresJdbc(String jdbcUrl) {
+    return postgres(jdbcUrl) + "&redlock.wireProtocol=false";
   }
 
   /**

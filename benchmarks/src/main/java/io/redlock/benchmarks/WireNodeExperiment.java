@@ -22,7 +22,9 @@ import java.util.function.LongUnaryOperator;
  *       backend's PostgreSQL nodes on pgjdbc, in the order Redis first and PostgreSQL first;
  *   <li>the same, with the PostgreSQL nodes on the JDBC backend's wire-protocol transport ({@code
  *       redlock.wireProtocol=true}: the statement is written when the engine starts the call and
- *       the answer read when it awaits it), again in both orders.
+ *       the answer read when it awaits it), again in both orders;
+ *   <li>the same nodes with the default transport ({@code redlock.wireProtocol} not set, so {@code
+ *       auto}: the wire protocol once its first connection has opened), Redis nodes first.
  * </ul>
  *
  * <p>It measures one thread's wall time per cycle, not JMH's p50 at 1 and 8 threads, and the node
@@ -72,6 +74,9 @@ public final class WireNodeExperiment {
       Redlock jdbcPgFirst = open(open, library(pgFirstUris));
       Redlock wire = open(open, library(RedlockBenchmark.uris("redis3pg2wire")));
       Redlock wirePgFirst = open(open, library(RedlockBenchmark.uris("pg2wireredis3")));
+      List<String> defaultUris =
+          uris.stream().map(u -> u.replace("&redlock.wireProtocol=false", "")).toList();
+      Redlock byDefault = open(open, library(defaultUris));
       add(names, subjects, "library, JDBC backend, Redis nodes first", cycles(jdbc, "x:1"));
       add(names, subjects, "library, JDBC backend, PostgreSQL first", cycles(jdbcPgFirst, "x:2"));
       add(
@@ -84,6 +89,11 @@ public final class WireNodeExperiment {
           subjects,
           "library, JDBC backend over the wire protocol, PostgreSQL first",
           cycles(wirePgFirst, "x:4"));
+      add(
+          names,
+          subjects,
+          "library, JDBC backend with the default transport, Redis nodes first",
+          cycles(byDefault, "x:5"));
       run(names, subjects, slices, per);
     } finally {
       for (int i = open.size() - 1; i >= 0; i--) {

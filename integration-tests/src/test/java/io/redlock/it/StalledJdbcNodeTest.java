@@ -14,29 +14,33 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A PostgreSQL node that stalls (a frozen network path: no answer, no error) must not hold up
  * acquisitions on the healthy majority beyond the per-node timeout, even though the engine's own
  * thread may run a JDBC node's statements: at most once (a pool validation of an idle connection)
- * before the node falls back to its workers.
+ * before the node falls back to its workers. Over the wire protocol too, where a stalled call's
+ * connection is held by its late reader until the socket timeout.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @DisplayName("A stalled PostgreSQL node among healthy Redis nodes")
 class StalledJdbcNodeTest {
 
-  @Test
+  @ParameterizedTest(name = "redlock.wireProtocol={0}")
+  @ValueSource(booleans = {false, true})
   @DisplayName("holds up at most one acquisition, by at most a pool validation; the rest are fast")
-  void stalledNodeDoesNotHoldUpTheEngine() throws Exception {
+  void stalledNodeDoesNotHoldUpTheEngine(boolean wireProtocol) throws Exception {
     try (RedisServers redis = RedisServers.start(2, RedisServer.builder());
         PostgresServer pg = PostgresServer.startLocal()) {
       URI direct = URI.create(pg.jdbcUrl().substring("jdbc:".length()));
       try (FreezableProxy proxy = new FreezableProxy(direct.getHost(), direct.getPort())) {
         String viaProxy =
             pg.jdbcUrl().replace(":" + direct.getPort() + "/", ":" + proxy.port() + "/")
-                + "&redlock.createTable=true";
+                + "&redlock.createTable=true&redlock.wireProtocol="
+                + wireProtocol;
         List<String> uris = new ArrayList<>(redis.uris());
         uris.add(viaProxy);
         try (Redlock redlock =
@@ -55,7 +59,7 @@ class StalledJdbcNodeTest {
 
           proxy.freeze(true);
           List<Long> millis = new ArrayList<>();
-          for (int i = 0; i < 6; i++) {
+          for (int i = 0; i < 8; i++) { // more than the 4 connections of the wire transport
             long start = System.nanoTime();
             Optional<Lease> lease = redlock.tryAcquire("stalled-" + i, Duration.ofSeconds(10));
             millis.add((System.nanoTime() - start) / 1_000_000);

@@ -90,12 +90,17 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
 
   /** A boolean option. */
   public static boolean parseBoolean(String option, String value) {
+    return parseBoolean(option, value, "true or false");
+  }
+
+  /** A boolean option; {@code allowed} names the values it takes, for the message. */
+  public static boolean parseBoolean(String option, String value, String allowed) {
     return switch (value.toLowerCase(Locale.ROOT)) {
       case "true", "yes", "1" -> true;
       case "false", "no", "0" -> false;
       default ->
           throw new IllegalArgumentException(
-              PREFIX + option + " must be true or false, got '" + value + "'");
+              PREFIX + option + " must be " + allowed + ", got '" + value + "'");
     };
   }
 

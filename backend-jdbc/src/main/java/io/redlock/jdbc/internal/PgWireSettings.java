@@ -193,7 +193,8 @@ public record PgWireSettings(
           "redlock.wireProtocol cannot honour the driver option(s) "
               + refused
               + " the way pgjdbc does (its own connections would then differ from the JDBC"
-              + " ones); remove them, or leave redlock.wireProtocol off. It honours "
+              + " ones); remove them, or set redlock.wireProtocol=auto (the default) or false to"
+              + " run the lock calls over JDBC. It honours "
               + new TreeSet<>(HONOURED.stream().filter(n -> !n.startsWith("PG")).toList()));
     }
     String host = p.getProperty("PGHOST", "localhost");
@@ -252,7 +253,8 @@ public record PgWireSettings(
     if (binding.equalsIgnoreCase("require")) {
       throw new IllegalArgumentException(
           "redlock.wireProtocol does not do SCRAM channel binding, which channelBinding=require"
-              + " demands: leave redlock.wireProtocol off for this node, or use"
+              + " demands: set redlock.wireProtocol=auto (the default) or false for this node to"
+              + " run the lock calls over JDBC, or use"
               + " channelBinding=prefer (with sslmode=verify-full the certificate check already"
               + " stops a man in the middle)");
     }

@@ -60,6 +60,33 @@ public final class PgWireTransport implements AutoCloseable {
   private final java.util.concurrent.ExecutorService lateReaders;
 
   /**
+   * Whether the node may run its calls over JDBC instead ({@code redlock.wireProtocol} left at
+   * {@code auto}): the transport then takes calls only once one of its connections has opened, and
+   * gives up for good, leaving them to JDBC, when opening one fails for a reason other than the
+   * network (an authentication method it does not speak, a start-up parameter a proxy refuses, a
+   * wrong password that JDBC will report anyway).
+   */
+  private final boolean optional;
+
+  /** A connection has opened: in optional mode, the transport takes calls from now on. */
+  private volatile boolean engaged;
+
+  /** Why an optional transport gave up, or null. */
+  private volatile String gaveUp;
+
+  /** A background connection attempt is under way (optional mode's retries, and the first). */
+  private final java.util.concurrent.atomic.AtomicBoolean connecting =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** In optional mode, before the first connection: when the next attempt is due, and the wait. */
+  private volatile long nextAttemptNanos;
+
+  private long retryNanos = FIRST_RETRY_NANOS; // written only by the attempt holding connecting
+
+  private static final long FIRST_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+  private static final long LAST_RETRY_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+  /**
    * @param node the node's redacted name
    * @param settings where to connect
    * @param table the node's table (checked or created over JDBC)
@@ -69,6 +96,9 @@ public final class PgWireTransport implements AutoCloseable {
    *     opens the first connection in the background (late answers have threads of their own)
    * @param connectionLost run when a connection broke: the node's JDBC connections are likely stale
    *     too (a restarted server), and the status call that may follow must not meet one
+   * @param optional the node runs its calls over JDBC until a connection of this transport has
+   *     opened, and for good if opening one fails for a reason other than the network ({@link
+   *     #takesCalls})
    */
   public PgWireTransport(
       String node,
@@ -77,18 +107,18 @@ public final class PgWireTransport implements AutoCloseable {
       TableName tableName,
       int poolSize,
       Executor executor,
-      Runnable connectionLost) {
+      Runnable connectionLost,
+      boolean optional) {
     this.node = node;
     this.settings = settings;
     this.table = table;
     this.tableName = tableName;
     this.executor = executor;
     this.connectionLost = connectionLost;
+    this.optional = optional;
     String prefix =
         "redlock_" + Long.toHexString(new java.security.SecureRandom().nextLong()) + "_";
-    this.pool =
-        new PgWirePool(
-            () -> PgWireConnection.open(settings, node, prefix), poolSize, Duration.ofSeconds(30));
+    this.pool = new PgWirePool(() -> open(prefix), poolSize, Duration.ofSeconds(30));
     AtomicInteger serial = new AtomicInteger();
     // Late answers are read on threads of their own: each holds a connection, so there are at
     // most poolSize of them, and they must never queue behind calls that wait for a connection
@@ -103,17 +133,92 @@ public final class PgWireTransport implements AutoCloseable {
     // One connection opened in the background from the start (as the JDBC pool does), so that the
     // first calls need not wait for a connection's TLS and SCRAM; a node that is down only fails
     // its own calls.
+    this.nextAttemptNanos = System.nanoTime();
+    connectInBackground();
+  }
+
+  private PgWireConnection open(String prefix) throws SQLException {
+    try {
+      PgWireConnection c = PgWireConnection.open(settings, node, prefix);
+      engaged = true;
+      return c;
+    } catch (SQLException | RuntimeException e) {
+      if (optional && gaveUp == null && !networkFailure(e)) {
+        gaveUp = e.getMessage();
+        log.info(
+            "{}: the lock calls stay on JDBC: the PostgreSQL wire protocol could not connect ({})."
+                + " Set redlock.wireProtocol=true to have this fail the calls instead, or false"
+                + " not to try.",
+            node,
+            gaveUp);
+        pool.clear();
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * A failure that a later attempt may not meet: the network (SQLState class 08, but a protocol
+   * violation), a server starting or shutting down, too many connections.
+   */
+  private static boolean networkFailure(Throwable e) {
+    if (!(e instanceof SQLException sql) || sql.getSQLState() == null) {
+      return false;
+    }
+    String state = sql.getSQLState();
+    return (state.startsWith("08") && !state.equals("08P01"))
+        || state.startsWith("53")
+        || state.startsWith("57P");
+  }
+
+  /**
+   * Whether the node runs its lock calls through this transport: always, unless it is optional
+   * (then only once one of its connections has opened, and never after it gave up). An optional
+   * transport without a connection yet tries again in the background, at most every 250 ms at first
+   * and every 30 s at last.
+   */
+  public boolean takesCalls() {
+    if (!optional) {
+      return true;
+    }
+    if (gaveUp != null) {
+      return false;
+    }
+    if (engaged) {
+      return true;
+    }
+    if (System.nanoTime() - nextAttemptNanos >= 0) {
+      connectInBackground();
+    }
+    return false;
+  }
+
+  /** Why an optional transport gave up (the calls stay on JDBC), or null. */
+  public String gaveUp() {
+    return gaveUp;
+  }
+
+  /** Opens a connection on the executor unless an attempt is under way. */
+  private void connectInBackground() {
+    if (!connecting.compareAndSet(false, true)) {
+      return;
+    }
     try {
       executor.execute(
           () -> {
             try {
               pool.addIdle();
+              retryNanos = FIRST_RETRY_NANOS;
             } catch (SQLException | RuntimeException e) {
-              log.debug("{}: could not open a first connection: {}", node, e.toString());
+              log.debug("{}: could not open a wire connection: {}", node, e.toString());
+              nextAttemptNanos = System.nanoTime() + retryNanos;
+              retryNanos = Math.min(LAST_RETRY_NANOS, retryNanos * 2);
+            } finally {
+              connecting.set(false);
             }
           });
     } catch (RejectedExecutionException e) {
-      // the node is closing
+      connecting.set(false); // the node is closing
     }
   }
 
