@@ -601,7 +601,7 @@ public final class JdbcLockNode implements LockNode {
       } else if (wireProtocol == null && subprotocol.equals("postgresql")) {
         try {
           wireSettings = PgWireSettings.parse(options.driverUrl(), connectionTimeout, queryTimeout);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | LinkageError e) {
           log.info("{}: the lock calls go over JDBC: {}", n, e.getMessage());
         }
       }

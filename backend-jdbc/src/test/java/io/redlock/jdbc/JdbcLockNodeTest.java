@@ -312,7 +312,8 @@ class JdbcLockNodeTest {
     @DisplayName(
         "a statement stuck behind a row lock is cancelled on the server at the query timeout")
     void statementTimeout(String runner) throws Exception {
-      String url = TestDatabases.postgres().jdbcUrl();
+      // JDBC's own timeout and inline runner: by default the lock calls would go over the wire
+      String url = TestDatabases.postgres().jdbcUrl() + "&redlock.wireProtocol=false";
       String table = TestDatabases.uniqueTable("slow");
       try (JdbcLockNode node =
               JdbcLockNode.builder(url)

@@ -92,7 +92,12 @@ class PostgresWireProtocolTest {
     // as a URL for a transaction-pooling proxy says it: prepareThreshold=0
     String table = TestDatabases.uniqueTable("wire_unnamed");
     try (JdbcLockNode wire = wireNode(url() + "&prepareThreshold=0", table);
-        JdbcLockNode jdbc = JdbcLockNode.builder(url()).table(table).createTable(true).build()) {
+        JdbcLockNode jdbc =
+            JdbcLockNode.builder(url())
+                .table(table)
+                .createTable(true)
+                .wireProtocol(false)
+                .build()) {
       for (int i = 0; i < 3; i++) {
         String t = token();
         assertThat(wire.tryAcquire("unnamed", t, TTL).await(WAIT).acquired()).isTrue();
@@ -349,21 +354,75 @@ class PostgresWireProtocolTest {
   }
 
   @Test
-  void byDefaultAFailureOtherThanTheNetworkLeavesTheCallsOnJdbc() throws Exception {
-    String wrong = url().replace(PostgresServer.PASSWORD, "wrong-secret-pw");
-    try (JdbcLockNode node = JdbcLockNode.builder(wrong).table("redlock_locks").build()) {
+  void byDefaultAWrongPasswordIsReportedByJdbcAndTheWireConnectsOnceItIsMended() throws Exception {
+    String role = "wire_auto_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
+    String table = TestDatabases.uniqueTable("wire_auto_password");
+    TestDatabases.execute(
+        url(), "CREATE ROLE " + role + " LOGIN SUPERUSER PASSWORD 'right-secret-pw'");
+    String wrong =
+        url()
+            .replace("user=" + PostgresServer.USER, "user=" + role)
+            .replace(PostgresServer.PASSWORD, "wrong-secret-pw");
+    try (JdbcLockNode node = JdbcLockNode.builder(wrong).table(table).createTable(true).build()) {
       // JDBC reports the wrong password, as without the wire protocol
       assertThatThrownBy(() -> node.tryAcquire("k", token(), TTL).await(WAIT))
           .isInstanceOf(RedlockNonTransientException.class)
           .hasMessageContaining("password")
           .hasMessageNotContaining("wrong-secret-pw");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-      while (node.wireGaveUp() == null && System.nanoTime() - deadline < 0) {
-        node.wireTakesCalls();
-        Thread.sleep(10);
-      }
-      assertThat(node.wireGaveUp()).contains("password").doesNotContain("wrong-secret-pw");
       assertThat(node.wireTakesCalls()).isFalse();
+      // a password can be mended while the node runs: the transport does not give up
+      assertThat(node.wireGaveUp()).isNull();
+      TestDatabases.execute(url(), "ALTER ROLE " + role + " PASSWORD 'wrong-secret-pw'");
+      assertThat(awaitWire(node)).isTrue();
+      String a = token();
+      assertThat(node.tryAcquire("k", a, TTL).await(WAIT).acquired()).isTrue();
+      assertThat(node.release("k", a).await(WAIT)).isTrue();
+      assertThat(wireSessionsThatRan(table)).isPositive();
+    } finally {
+      TestDatabases.execute(url(), "DROP TABLE IF EXISTS " + table, "DROP ROLE " + role);
+    }
+  }
+
+  @Test
+  void byDefaultAnAuthenticationMethodItDoesNotSpeakLeavesTheCallsOnJdbc() throws Exception {
+    // a scripted server that asks every client for GSSAPI (authentication request 7)
+    try (java.net.ServerSocket server =
+        new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      server.setSoTimeout(20_000);
+      Thread script =
+          new Thread(
+              () -> {
+                for (int i = 0; i < 50 && !server.isClosed(); i++) {
+                  try (java.net.Socket s = server.accept()) {
+                    java.io.DataInputStream in = new java.io.DataInputStream(s.getInputStream());
+                    in.readFully(new byte[in.readInt() - 4]); // the start-up message
+                    java.io.DataOutputStream out =
+                        new java.io.DataOutputStream(s.getOutputStream());
+                    out.writeByte('R');
+                    out.writeInt(8);
+                    out.writeInt(7);
+                    out.flush();
+                  } catch (java.io.IOException e) {
+                    // a client that went away, or the socket closed at the end
+                  }
+                }
+              },
+              "scripted-gssapi-server");
+      script.setDaemon(true);
+      script.start();
+      String url =
+          "jdbc:postgresql://127.0.0.1:"
+              + server.getLocalPort()
+              + "/postgres?user=u&password=p&sslmode=disable";
+      try (JdbcLockNode node = JdbcLockNode.builder(url).build()) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (node.wireGaveUp() == null && System.nanoTime() - deadline < 0) {
+          node.wireTakesCalls();
+          Thread.sleep(10);
+        }
+        assertThat(node.wireGaveUp()).contains("GSSAPI");
+        assertThat(node.wireTakesCalls()).isFalse();
+      }
     }
   }
 

@@ -36,7 +36,7 @@ final class Floors {
                 "floor: Jedis multiplexed, 5 Redis",
                 new Driver(() -> bench.multiplexed(nodes, idle), nodes::close)));
       }
-      case "redis3pg2", "redis3pg2wire", "pg2wireredis3" -> {
+      case "redis3pg2", "redis3pg2wire", "redis3pg2default", "pg2wireredis3" -> {
         MixedWireFloorBenchmark.Nodes wire = new MixedWireFloorBenchmark.Nodes();
         wire.open(INDEX);
         MixedWireFloorBenchmark wireBench = new MixedWireFloorBenchmark();
@@ -58,7 +58,8 @@ final class Floors {
           throw new IllegalArgumentException(
               "no floors for topology "
                   + topology
-                  + ": use redis5, redis3pg2, redis3pg2wire, pg2wireredis3, pg1 or pg1wire");
+                  + ": use redis5, redis3pg2, redis3pg2wire, redis3pg2default, pg2wireredis3, pg1"
+                  + " or pg1wire");
     }
     return floors;
   }

@@ -32,6 +32,7 @@ public class RedlockBenchmark {
       "pg1",
       "pg5",
       "redis3pg2wire",
+      "redis3pg2default",
       "pg2wireredis3",
       "pg1wire",
       "pg5wire"
@@ -56,7 +57,8 @@ public class RedlockBenchmark {
    * PostgreSQL nodes send their lock calls over the JDBC backend's wire-protocol transport ({@code
    * redlock.wireProtocol=true}; the default, {@code auto}, does so once connected); in the others
    * through pgjdbc ({@code redlock.wireProtocol=false}). {@code pg2wireredis3} lists the same five
-   * nodes as {@code redis3pg2wire}, the PostgreSQL ones first.
+   * nodes as {@code redis3pg2wire}, the PostgreSQL ones first; {@code redis3pg2default} leaves
+   * {@code redlock.wireProtocol} unset, as a user would.
    */
   static List<String> uris(String topology) {
     BenchServers servers = BenchServers.get();
@@ -73,6 +75,10 @@ public class RedlockBenchmark {
       case "redis3pg2wire" -> {
         servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
         servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
+      }
+      case "redis3pg2default" -> {
+        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
+        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgres(u)));
       }
       case "pg2wireredis3" -> {
         servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));

@@ -103,6 +103,10 @@ public final class RunAll {
               "RedlockBenchmark.cycle:topology=redis3pg2wire"),
           new Subject(
               "**redlock**",
+              "3 Redis + 2 PostgreSQL (default transport)",
+              "RedlockBenchmark.cycle:topology=redis3pg2default"),
+          new Subject(
+              "**redlock**",
               "2 PostgreSQL (wire protocol, listed first) + 3 Redis",
               "RedlockBenchmark.cycle:topology=pg2wireredis3"),
           new Subject("**redlock**", "1 PostgreSQL", "RedlockBenchmark.cycle:topology=pg1"),
@@ -139,6 +143,7 @@ public final class RunAll {
   private static final String MIXED = "RedlockBenchmark.cycle:topology=redis3pg2";
   private static final String MIXED_WIRE = "RedlockBenchmark.cycle:topology=redis3pg2wire";
   private static final String MIXED_WIRE_PG_FIRST = "RedlockBenchmark.cycle:topology=pg2wireredis3";
+  private static final String MIXED_DEFAULT = "RedlockBenchmark.cycle:topology=redis3pg2default";
   private static final String PG_FLOOR = "PostgresFloorBenchmark.cycle";
   private static final String PG1 = "RedlockBenchmark.cycle:topology=pg1";
   private static final String PG1_WIRE = "RedlockBenchmark.cycle:topology=pg1wire";
@@ -579,6 +584,14 @@ public final class RunAll {
               + t
               + " thread(s)",
           ratios(MIXED_WIRE + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
+          r -> r <= 1.2);
+      target(
+          sb,
+          "3 Redis + 2 PostgreSQL (default transport, redlock.wireProtocol unset): cycle p50 ≤ 1.2"
+              + " × the one-thread wire floor's, "
+              + t
+              + " thread(s)",
+          ratios(MIXED_DEFAULT + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
           r -> r <= 1.2);
       target(
           sb,

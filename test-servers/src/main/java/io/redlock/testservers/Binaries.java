@@ -3,12 +3,10 @@ package io.redlock.testservers;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.stream.Stream;
 
 /** Finds server executables on the PATH and in the usual Debian locations. */
 public final class Binaries {
@@ -107,10 +105,31 @@ public final class Binaries {
     if (Boolean.getBoolean(KEEP_FILES_PROPERTY) || !SCRATCH.remove(dir)) {
       return;
     }
-    try (Stream<Path> all = Files.walk(dir)) {
-      all.sorted(Comparator.reverseOrder()).forEach(Binaries::deleteQuietly);
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      // gone already, or a file vanished mid-walk: what is left stays under target/
+    try {
+      Files.walkFileTree(
+          dir,
+          new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(
+                Path file, java.nio.file.attribute.BasicFileAttributes attributes) {
+              deleteQuietly(file);
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, java.io.IOException e) {
+              return java.nio.file.FileVisitResult.CONTINUE; // vanished meanwhile: go on
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(
+                Path directory, java.io.IOException e) {
+              deleteQuietly(directory);
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
+          });
+    } catch (java.io.IOException e) {
+      // what is left stays under target/
     }
   }
 
@@ -118,7 +137,7 @@ public final class Binaries {
     try {
       Files.deleteIfExists(path);
     } catch (java.io.IOException e) {
-      // best effort
+      // best effort: a directory a process still writes to may not be empty yet
     }
   }
 }

@@ -59,6 +59,10 @@ public final class ManagedProcess implements AutoCloseable {
     if (process != null && process.isAlive()) {
       throw new IllegalStateException(name + " is still running");
     }
+    if (!Files.isDirectory(workDir)) {
+      throw new IllegalStateException(
+          name + " was closed and its files deleted: start a new server instead");
+    }
     launch();
     awaitReady(ready, startTimeout);
   }
@@ -176,7 +180,9 @@ public final class ManagedProcess implements AutoCloseable {
 
   private void stopAndDelete() {
     destroyQuietly();
-    Binaries.deleteScratchDir(workDir);
+    if (!isAlive()) { // never the files of a process that would not die
+      Binaries.deleteScratchDir(workDir);
+    }
   }
 
   private void destroyQuietly() {

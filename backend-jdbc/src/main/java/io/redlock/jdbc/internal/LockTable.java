@@ -391,7 +391,7 @@ public final class LockTable {
           node,
           "redlock.wireProtocol is for PostgreSQL, but the database is "
               + d.name()
-              + ": leave it off for this node",
+              + ": set redlock.wireProtocol=false for this node",
           null);
     }
     return w;

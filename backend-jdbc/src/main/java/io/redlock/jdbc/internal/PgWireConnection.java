@@ -375,9 +375,9 @@ final class PgWireConnection implements AutoCloseable {
                     "the server asks for authentication method "
                         + code
                         + " (2 Kerberos, 7 GSSAPI, 9 SSPI), which redlock.wireProtocol does not"
-                        + " speak (only password, MD5 and SCRAM-SHA-256): set"
-                        + " redlock.wireProtocol=auto (the default) or false for this node to run"
-                        + " the lock calls over JDBC, or change its pg_hba.conf",
+                        + " speak (only password, MD5 and SCRAM-SHA-256): with"
+                        + " redlock.wireProtocol=auto (the default) or false the node runs its"
+                        + " lock calls over JDBC instead; or change its pg_hba.conf",
                     null);
           }
         }

@@ -161,6 +161,28 @@ public record PgWireSettings(
   }
 
   /**
+   * The defaults pgjdbc's {@code Driver.connect} starts from: every {@code
+   * org/postgresql/driverconfig.properties} that {@code loader} (the driver's) finds, the first
+   * found winning, as pgjdbc merges them.
+   */
+  static Properties driverDefaults(ClassLoader loader) {
+    Properties defaults = new Properties();
+    try {
+      List<java.net.URL> files =
+          java.util.Collections.list(loader.getResources("org/postgresql/driverconfig.properties"));
+      for (int i = files.size() - 1; i >= 0; i--) {
+        try (java.io.InputStream in = files.get(i).openStream()) {
+          defaults.load(in);
+        }
+      }
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(
+          "cannot read pgjdbc's driverconfig.properties on the class path: " + e.getMessage(), e);
+    }
+    return defaults;
+  }
+
+  /**
    * Reads the settings of a {@code jdbc:postgresql:} URL (without this library's {@code redlock.*}
    * options).
    *
@@ -171,9 +193,21 @@ public record PgWireSettings(
    */
   public static PgWireSettings parse(
       String driverUrl, Duration connectionTimeout, Duration queryTimeout) {
+    // the defaults pgjdbc's Driver.connect starts from, so that both see the same options
+    ClassLoader loader = org.postgresql.Driver.class.getClassLoader();
+    return parse(
+        driverUrl,
+        connectionTimeout,
+        queryTimeout,
+        driverDefaults(loader != null ? loader : ClassLoader.getSystemClassLoader()));
+  }
+
+  /** {@link #parse(String, Duration, Duration)} over the given driver defaults. */
+  static PgWireSettings parse(
+      String driverUrl, Duration connectionTimeout, Duration queryTimeout, Properties defaults) {
     Properties p;
     try {
-      p = org.postgresql.Driver.parseURL(driverUrl, new Properties());
+      p = org.postgresql.Driver.parseURL(driverUrl, defaults);
     } catch (RuntimeException e) {
       p = null;
     }
@@ -183,16 +217,29 @@ public record PgWireSettings(
               + " jdbc:postgresql://host:5432/db?user=app&password=...");
     }
     Set<String> refused = new TreeSet<>();
+    int unknown = 0;
     for (String name : p.stringPropertyNames()) {
       if (!HONOURED.contains(name) && !IRRELEVANT.contains(name)) {
-        refused.add(name);
+        // a name pgjdbc does not know is not shown: it may be the tail of a password with an
+        // unencoded '&'
+        if (org.postgresql.PGProperty.forName(name) != null) {
+          refused.add(name);
+        } else {
+          unknown++;
+        }
       }
     }
-    if (!refused.isEmpty()) {
+    if (!refused.isEmpty() || unknown > 0) {
       throw new IllegalArgumentException(
           "redlock.wireProtocol cannot honour the driver option(s) "
-              + refused
-              + " the way pgjdbc does (its own connections would then differ from the JDBC"
+              + (refused.isEmpty() ? "" : refused + " ")
+              + (unknown == 0
+                  ? ""
+                  : (refused.isEmpty() ? "" : "and ")
+                      + unknown
+                      + " option(s) pgjdbc does not know (not named here: percent-encode an '&'"
+                      + " in a password) ")
+              + "the way pgjdbc does (its own connections would then differ from the JDBC"
               + " ones); remove them, or set redlock.wireProtocol=auto (the default) or false to"
               + " run the lock calls over JDBC. It honours "
               + new TreeSet<>(HONOURED.stream().filter(n -> !n.startsWith("PG")).toList()));
@@ -201,9 +248,14 @@ public record PgWireSettings(
     String port = p.getProperty("PGPORT", "5432");
     if (host.contains(",") || port.contains(",")) {
       throw new IllegalArgumentException(
-          "redlock.wireProtocol connects to one server, but the URL lists several hosts ("
-              + host
-              + "); a lock node must be one server anyway: give one host per node");
+          "redlock.wireProtocol connects to one server, but the URL lists several hosts; a lock"
+              + " node must be one server anyway: give one host per node");
+    }
+    if (host.contains("@")) {
+      // not named: what precedes the '@' may be a password
+      throw new IllegalArgumentException(
+          "the URL's host has user information before an '@' (user:password@host), which pgjdbc"
+              + " does not read: give user and password as options (?user=...&password=...)");
     }
     if (host.startsWith("[") && host.endsWith("]")) {
       host = host.substring(1, host.length() - 1);
@@ -221,9 +273,13 @@ public record PgWireSettings(
     }
     String password = p.getProperty("password");
     if (password == null) {
-      password =
-          org.postgresql.jdbcurlresolver.PgPassParser.getPassword(
-              host, Integer.toString(portNumber), database, user);
+      try {
+        password =
+            org.postgresql.jdbcurlresolver.PgPassParser.getPassword(
+                host, Integer.toString(portNumber), database, user);
+      } catch (LinkageError olderPgjdbc) {
+        // pgjdbc before 42.3 reads no .pgpass file either
+      }
     }
     SslMode mode;
     String sslmode = p.getProperty("sslmode");

@@ -2,6 +2,7 @@ package io.redlock.jdbc.internal;
 
 import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.Reply;
@@ -22,9 +23,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The lock calls of a PostgreSQL node over the wire protocol instead of JDBC ({@code
- * redlock.wireProtocol=true}): {@code tryAcquire}, {@code release} and {@code extend} write their
- * statement when the engine starts the call and read the answer on the thread that awaits it, as
- * the Redis backend does, so one thread asks every node at once without a worker thread per call.
+ * redlock.wireProtocol}, {@code auto} by default): {@code tryAcquire}, {@code release} and {@code
+ * extend} write their statement when the engine starts the call and read the answer on the thread
+ * that awaits it, as the Redis backend does, so one thread asks every node at once without a worker
+ * thread per call.
  *
  * <p>It runs the very statements of the JDBC path ({@link LockTable#wireStatements}) on the same
  * table, which the node's JDBC pool checks (or creates) first; everything else (fencing, status,
@@ -62,9 +64,7 @@ public final class PgWireTransport implements AutoCloseable {
   /**
    * Whether the node may run its calls over JDBC instead ({@code redlock.wireProtocol} left at
    * {@code auto}): the transport then takes calls only once one of its connections has opened, and
-   * gives up for good, leaving them to JDBC, when opening one fails for a reason other than the
-   * network (an authentication method it does not speak, a start-up parameter a proxy refuses, a
-   * wrong password that JDBC will report anyway).
+   * gives up for good, leaving them to JDBC, when it meets what it cannot do ({@link #giveUp}).
    */
   private final boolean optional;
 
@@ -97,8 +97,7 @@ public final class PgWireTransport implements AutoCloseable {
    * @param connectionLost run when a connection broke: the node's JDBC connections are likely stale
    *     too (a restarted server), and the status call that may follow must not meet one
    * @param optional the node runs its calls over JDBC until a connection of this transport has
-   *     opened, and for good if opening one fails for a reason other than the network ({@link
-   *     #takesCalls})
+   *     opened, and for good once the transport met what it cannot do ({@link #takesCalls})
    */
   public PgWireTransport(
       String node,
@@ -142,40 +141,41 @@ public final class PgWireTransport implements AutoCloseable {
       PgWireConnection c = PgWireConnection.open(settings, node, prefix);
       engaged = true;
       return c;
-    } catch (SQLException | RuntimeException e) {
-      if (optional && gaveUp == null && !networkFailure(e)) {
-        gaveUp = e.getMessage();
-        log.info(
-            "{}: the lock calls stay on JDBC: the PostgreSQL wire protocol could not connect ({})."
-                + " Set redlock.wireProtocol=true to have this fail the calls instead, or false"
-                + " not to try.",
-            node,
-            gaveUp);
-        pool.clear();
+    } catch (RedlockNonTransientException | LinkageError e) {
+      if (optional) {
+        giveUp(e);
       }
       throw e;
     }
   }
 
   /**
-   * A failure that a later attempt may not meet: the network (SQLState class 08, but a protocol
-   * violation), a server starting or shutting down, too many connections.
+   * An optional transport met what it cannot do, and waiting will not change: an authentication
+   * method it does not speak, TLS the server refuses or a certificate it cannot check, no password
+   * to give, a library missing. The calls stay on JDBC from now on (whose own settings may still
+   * work, or report the problem as JDBC does). Failures with an SQLState (a wrong password, an
+   * unknown database, a pooler's refusal) are not reasons: JDBC meets them too, and they may be
+   * mended while the node runs, so the transport keeps trying every 30 s at most.
    */
-  private static boolean networkFailure(Throwable e) {
-    if (!(e instanceof SQLException sql) || sql.getSQLState() == null) {
-      return false;
+  private void giveUp(Throwable e) {
+    synchronized (connecting) {
+      if (gaveUp != null) {
+        return;
+      }
+      gaveUp = e.getMessage() != null ? e.getMessage() : e.getClass().getName();
     }
-    String state = sql.getSQLState();
-    return (state.startsWith("08") && !state.equals("08P01"))
-        || state.startsWith("53")
-        || state.startsWith("57P");
+    log.info(
+        "{}: the lock calls stay on JDBC: the PostgreSQL wire protocol cannot be used ({})",
+        node,
+        gaveUp);
+    pool.clear();
   }
 
   /**
    * Whether the node runs its lock calls through this transport: always, unless it is optional
    * (then only once one of its connections has opened, and never after it gave up). An optional
-   * transport without a connection yet tries again in the background, at most every 250 ms at first
-   * and every 30 s at last.
+   * transport without a connection yet tries again in the background while calls come, 250 ms after
+   * the first failure, then twice as long each time, up to every 30 s.
    */
   public boolean takesCalls() {
     if (!optional) {
@@ -209,17 +209,23 @@ public final class PgWireTransport implements AutoCloseable {
             try {
               pool.addIdle();
               retryNanos = FIRST_RETRY_NANOS;
-            } catch (SQLException | RuntimeException e) {
-              log.debug("{}: could not open a wire connection: {}", node, e.toString());
-              nextAttemptNanos = System.nanoTime() + retryNanos;
-              retryNanos = Math.min(LAST_RETRY_NANOS, retryNanos * 2);
+            } catch (SQLException | RuntimeException | LinkageError e) {
+              log.debug("{}: could not open a wire connection: {}", node, e.getMessage());
+              backOff();
             } finally {
               connecting.set(false);
             }
           });
     } catch (RejectedExecutionException e) {
-      connecting.set(false); // the node is closing
+      backOff(); // the node is closing, or its workers' backlog is full
+      connecting.set(false);
     }
+  }
+
+  /** The next background attempt waits twice as long as the last, up to 30 s. */
+  private void backOff() {
+    nextAttemptNanos = System.nanoTime() + retryNanos;
+    retryNanos = Math.min(LAST_RETRY_NANOS, retryNanos * 2);
   }
 
   /** What a statement's answer means. */
