@@ -542,12 +542,15 @@ public final class JdbcLockNode implements LockNode {
      * <p><b>Default ({@code redlock.wireProtocol=auto}, or this method never called):</b> on for a
      * {@code jdbc:postgresql:} URL whose driver options the transport honours (below), off
      * otherwise, with one INFO log line saying why. The calls go over JDBC until the transport's
-     * first connection has opened (it is opened in the background when the node is built, and
-     * retried while calls come, at most every 250 ms at first and every 30 s at last), and stay on
-     * JDBC for good if opening one fails for a reason other than the network: an authentication
-     * method the transport does not speak, a start-up parameter a proxy refuses, a wrong password
-     * (which the JDBC calls then report). <b>{@code true}:</b> always on; a URL it cannot honour
-     * fails the build, and a failure to connect fails the calls. <b>{@code false}:</b> always JDBC.
+     * first connection has opened (it is opened in the background when the node is built, and tried
+     * again while calls come: 250 ms after a failure, then twice as long each time, up to 30 s). An
+     * error the server reports (a wrong password, an unknown database, a pooler's refusal) keeps
+     * them on JDBC until it is mended (one INFO line the first time); what the transport cannot do
+     * (an authentication method it does not speak, TLS the server refuses or a certificate it
+     * cannot check, no password to give) keeps them on JDBC for good (one INFO line). Once
+     * connected, the transport keeps the calls, and its failures are theirs, as with {@code true}.
+     * <b>{@code true}:</b> always on; a URL it cannot honour fails the build, and a failure to
+     * connect fails the calls. <b>{@code false}:</b> always JDBC.
      *
      * <p>Same statements, same table, same results as JDBC, and the table is still checked (or
      * created) over JDBC, which also keeps serving fencing, status and the server's clock. The

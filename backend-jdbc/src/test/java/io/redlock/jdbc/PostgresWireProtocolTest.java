@@ -358,7 +358,9 @@ class PostgresWireProtocolTest {
     String role = "wire_auto_" + UUID.randomUUID().toString().replace("-", "").substring(0, 8);
     String table = TestDatabases.uniqueTable("wire_auto_password");
     TestDatabases.execute(
-        url(), "CREATE ROLE " + role + " LOGIN SUPERUSER PASSWORD 'right-secret-pw'");
+        url(),
+        "CREATE ROLE " + role + " LOGIN PASSWORD 'right-secret-pw'",
+        "GRANT USAGE, CREATE ON SCHEMA public TO " + role);
     String wrong =
         url()
             .replace("user=" + PostgresServer.USER, "user=" + role)
@@ -379,7 +381,7 @@ class PostgresWireProtocolTest {
       assertThat(node.release("k", a).await(WAIT)).isTrue();
       assertThat(wireSessionsThatRan(table)).isPositive();
     } finally {
-      TestDatabases.execute(url(), "DROP TABLE IF EXISTS " + table, "DROP ROLE " + role);
+      TestDatabases.execute(url(), "DROP OWNED BY " + role, "DROP ROLE " + role);
     }
   }
 
@@ -420,7 +422,7 @@ class PostgresWireProtocolTest {
           node.wireTakesCalls();
           Thread.sleep(10);
         }
-        assertThat(node.wireGaveUp()).contains("GSSAPI");
+        assertThat(node.wireGaveUp()).contains("authentication method 7");
         assertThat(node.wireTakesCalls()).isFalse();
       }
     }

@@ -115,7 +115,26 @@ final class PgWireConnection implements AutoCloseable {
         // pgjdbc's "allow": pg_hba.conf has no entry for a plain connection, so try TLS
       }
     }
+    if (s.sslMode() == PgWireSettings.SslMode.PREFER) {
+      try {
+        return open(s, node, true);
+      } catch (SQLException e) {
+        // pgjdbc's "prefer": pg_hba.conf has no entry for a TLS connection, or the server answered
+        // the TLS request with an error (then it closes the connection): try without TLS
+        if (!"28000".equals(e.getSQLState()) && !(e.getCause() instanceof TlsRequestFailed)) {
+          throw e;
+        }
+      }
+      return open(s, node, false);
+    }
     return open(s, node, tls);
+  }
+
+  /** The server answered the TLS request with an error message instead of 'S' or 'N'. */
+  private static final class TlsRequestFailed extends IOException {
+    TlsRequestFailed() {
+      super("the server answered the TLS request with an error");
+    }
   }
 
   /** Like {@link #open(PgWireSettings, String)}, naming statements with {@code prefix}. */
@@ -218,6 +237,11 @@ final class PgWireConnection implements AutoCloseable {
       }
       if (answer < 0) {
         throw new EOFException("the server closed the connection at the TLS request");
+      }
+      if (answer == 'E') {
+        // a server that cannot start a session (out of processes, say) or does not know the
+        // request: worth another try, without TLS where sslmode allows it (as pgjdbc does)
+        throw new TlsRequestFailed();
       }
       throw new RedlockNonTransientException(
           node,

@@ -207,7 +207,8 @@ public record PgWireSettings(
       String driverUrl, Duration connectionTimeout, Duration queryTimeout, Properties defaults) {
     Properties p;
     try {
-      p = org.postgresql.Driver.parseURL(driverUrl, defaults);
+      // chained as Driver.connect chains them: below the URL and a service file's settings
+      p = org.postgresql.Driver.parseURL(driverUrl, new Properties(defaults));
     } catch (RuntimeException e) {
       p = null;
     }

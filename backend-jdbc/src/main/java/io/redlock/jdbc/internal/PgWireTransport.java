@@ -142,7 +142,7 @@ public final class PgWireTransport implements AutoCloseable {
       engaged = true;
       return c;
     } catch (RedlockNonTransientException | LinkageError e) {
-      if (optional) {
+      if (optional && !engaged) {
         giveUp(e);
       }
       throw e;
@@ -150,12 +150,13 @@ public final class PgWireTransport implements AutoCloseable {
   }
 
   /**
-   * An optional transport met what it cannot do, and waiting will not change: an authentication
+   * An optional transport that has not connected yet met what it cannot do: an authentication
    * method it does not speak, TLS the server refuses or a certificate it cannot check, no password
    * to give, a library missing. The calls stay on JDBC from now on (whose own settings may still
    * work, or report the problem as JDBC does). Failures with an SQLState (a wrong password, an
    * unknown database, a pooler's refusal) are not reasons: JDBC meets them too, and they may be
-   * mended while the node runs, so the transport keeps trying every 30 s at most.
+   * mended while the node runs, so the transport keeps trying every 30 s at most. Once connected,
+   * the transport never gives up: a later failure fails its calls, as with {@code true}.
    */
   private void giveUp(Throwable e) {
     synchronized (connecting) {
@@ -209,9 +210,21 @@ public final class PgWireTransport implements AutoCloseable {
             try {
               pool.addIdle();
               retryNanos = FIRST_RETRY_NANOS;
-            } catch (SQLException | RuntimeException | LinkageError e) {
-              log.debug("{}: could not open a wire connection: {}", node, e.getMessage());
+            } catch (Throwable e) {
               backOff();
+              if (optional && !engaged && gaveUp == null && !reportedRefusal && refusal(e)) {
+                reportedRefusal = true; // once: the next attempts are logged at DEBUG
+                log.info(
+                    "{}: the lock calls stay on JDBC for now: the PostgreSQL wire protocol could"
+                        + " not connect ({}); trying again every 30 s at most",
+                    node,
+                    e.getMessage());
+              } else {
+                log.debug("{}: could not open a wire connection: {}", node, e.getMessage());
+              }
+              if (e instanceof VirtualMachineError fatal) {
+                throw fatal;
+              }
             } finally {
               connecting.set(false);
             }
@@ -220,6 +233,19 @@ public final class PgWireTransport implements AutoCloseable {
       backOff(); // the node is closing, or its workers' backlog is full
       connecting.set(false);
     }
+  }
+
+  /** An optional transport logged once that a server refused its connection. */
+  private volatile boolean reportedRefusal;
+
+  /**
+   * A refusal by the server (an SQLState outside the network's class 08, or a protocol violation,
+   * as a pooler reports a start-up parameter it does not pass on), not a network failure.
+   */
+  private static boolean refusal(Throwable e) {
+    return e instanceof SQLException sql
+        && sql.getSQLState() != null
+        && (!sql.getSQLState().startsWith("08") || sql.getSQLState().equals("08P01"));
   }
 
   /** The next background attempt waits twice as long as the last, up to 30 s. */

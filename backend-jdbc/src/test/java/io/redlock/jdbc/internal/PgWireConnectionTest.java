@@ -343,20 +343,23 @@ class PgWireConnectionTest {
       void run(java.io.DataInputStream in, java.io.DataOutputStream out) throws Exception;
     }
 
-    private java.net.ServerSocket listen(Script script) throws IOException {
+    /** A server that plays one script per connection, in order. */
+    private java.net.ServerSocket listen(Script... scripts) throws IOException {
       java.net.ServerSocket server =
           new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
       Thread t =
           new Thread(
               () -> {
-                try (java.net.Socket s = server.accept()) {
-                  s.setSoTimeout(10_000);
-                  script.run(
-                      new java.io.DataInputStream(s.getInputStream()),
-                      new java.io.DataOutputStream(s.getOutputStream()));
-                  s.getInputStream().read(); // until the client closes
-                } catch (Exception ignored) {
-                  // the client went away
+                for (Script script : scripts) {
+                  try (java.net.Socket s = server.accept()) {
+                    s.setSoTimeout(10_000);
+                    script.run(
+                        new java.io.DataInputStream(s.getInputStream()),
+                        new java.io.DataOutputStream(s.getOutputStream()));
+                    s.getInputStream().read(); // until the client closes
+                  } catch (Exception ignored) {
+                    // the client went away
+                  }
                 }
               },
               "scripted-postgres");
@@ -410,6 +413,49 @@ class PgWireConnectionTest {
                   + java.util.Base64.getEncoder().encodeToString(new byte[16])
                   + ",i=4096"));
       readMessage(in, true); // the client's final message with its proof
+    }
+
+    /** Answers the TLS request (8 bytes) with an error message, as a server out of processes. */
+    private void tlsRequestAnsweredWithAnError(
+        java.io.DataInputStream in, java.io.DataOutputStream out) throws IOException {
+      in.readFully(new byte[8]);
+      write(
+          out,
+          'E',
+          "SFATAL\0C53300\0Msorry, too many clients already\0\0"
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void underPreferAnErrorAnsweringTheTlsRequestIsFollowedByAPlainConnection() throws Exception {
+      try (java.net.ServerSocket server =
+          listen(
+              this::tlsRequestAnsweredWithAnError,
+              (in, out) -> {
+                readMessage(in, false); // a plain start-up message this time
+                write(out, 'R', auth(0, ""));
+                write(out, 'Z', new byte[] {'I'});
+              })) {
+        PgWireSettings prefer =
+            settings(PgWireConnectionTest.url(server.getLocalPort(), "u", "pw", "&sslmode=prefer"));
+        try (PgWireConnection c = PgWireConnection.open(prefer, "n")) {
+          assertThat(c).isNotNull();
+        }
+      }
+    }
+
+    @Test
+    void underRequireAnErrorAnsweringTheTlsRequestIsWorthAnotherTry() throws Exception {
+      try (java.net.ServerSocket server = listen(this::tlsRequestAnsweredWithAnError)) {
+        PgWireSettings require =
+            settings(
+                PgWireConnectionTest.url(server.getLocalPort(), "u", "pw", "&sslmode=require"));
+        assertThatThrownBy(() -> PgWireConnection.open(require, "n"))
+            .isInstanceOf(SQLException.class)
+            .hasMessageContaining("error")
+            .extracting(e -> ((SQLException) e).getSQLState())
+            .isEqualTo("08001");
+      }
     }
 
     @Test

@@ -48,6 +48,27 @@ class PgWireSettingsTest {
   }
 
   @Test
+  void aServiceFilesSettingsComeBeforeTheDriverDefaults(@TempDir Path dir) throws Exception {
+    // as pgjdbc's Driver.connect: URL, then the service file, then driverconfig.properties
+    Path services = dir.resolve("pg_service.conf");
+    Files.writeString(services, "[locks]\nhost=127.0.0.1\nport=5432\nuser=locker\n");
+    Properties defaults = new Properties();
+    defaults.setProperty("user", "app");
+    String before = System.getProperty("org.postgresql.pgservicefile");
+    System.setProperty("org.postgresql.pgservicefile", services.toString());
+    try {
+      PgWireSettings settings = parse("jdbc:postgresql://?service=locks", defaults);
+      assertThat(settings.user()).isEqualTo("locker");
+    } finally {
+      if (before == null) {
+        System.clearProperty("org.postgresql.pgservicefile");
+      } else {
+        System.setProperty("org.postgresql.pgservicefile", before);
+      }
+    }
+  }
+
+  @Test
   void anOptionItCannotHonourInTheDriverDefaultsIsRefusedToo() {
     Properties defaults = new Properties();
     defaults.setProperty("sslcert", "/etc/client.crt");
