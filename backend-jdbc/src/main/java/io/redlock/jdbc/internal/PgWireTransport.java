@@ -74,6 +74,9 @@ public final class PgWireTransport implements AutoCloseable {
   /** Why an optional transport gave up, or null. */
   private volatile String gaveUp;
 
+  /** An optional transport logged once that a server refused its connection. */
+  private volatile boolean reportedRefusal;
+
   /** A background connection attempt is under way (optional mode's retries, and the first). */
   private final java.util.concurrent.atomic.AtomicBoolean connecting =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -234,9 +237,6 @@ public final class PgWireTransport implements AutoCloseable {
       connecting.set(false);
     }
   }
-
-  /** An optional transport logged once that a server refused its connection. */
-  private volatile boolean reportedRefusal;
 
   /**
    * A refusal by the server (an SQLState outside the network's class 08, or a protocol violation,
