@@ -104,30 +104,23 @@ final class PgWireConnection implements AutoCloseable {
    *     certificate not trusted, an authentication method the transport does not speak
    */
   static PgWireConnection open(PgWireSettings s, String node) throws SQLException {
-    boolean tls = s.sslMode() != PgWireSettings.SslMode.DISABLE;
-    if (s.sslMode() == PgWireSettings.SslMode.ALLOW) {
-      try {
-        return open(s, node, false);
-      } catch (SQLException e) {
-        if (!"28000".equals(e.getSQLState())) {
-          throw e;
-        }
-        // pgjdbc's "allow": pg_hba.conf has no entry for a plain connection, so try TLS
+    PgWireSettings.SslMode mode = s.sslMode();
+    boolean tlsFirst =
+        mode != PgWireSettings.SslMode.DISABLE && mode != PgWireSettings.SslMode.ALLOW;
+    if (mode != PgWireSettings.SslMode.ALLOW && mode != PgWireSettings.SslMode.PREFER) {
+      return open(s, node, tlsFirst);
+    }
+    try {
+      return open(s, node, tlsFirst);
+    } catch (SQLException e) {
+      // pgjdbc's "allow" (plain first) and "prefer" (TLS first): pg_hba.conf has no entry for the
+      // first kind of connection, or the server answered the TLS request with an error (then it
+      // closes the connection): try the other kind
+      if (!"28000".equals(e.getSQLState()) && !(e.getCause() instanceof TlsRequestFailed)) {
+        throw e;
       }
     }
-    if (s.sslMode() == PgWireSettings.SslMode.PREFER) {
-      try {
-        return open(s, node, true);
-      } catch (SQLException e) {
-        // pgjdbc's "prefer": pg_hba.conf has no entry for a TLS connection, or the server answered
-        // the TLS request with an error (then it closes the connection): try without TLS
-        if (!"28000".equals(e.getSQLState()) && !(e.getCause() instanceof TlsRequestFailed)) {
-          throw e;
-        }
-      }
-      return open(s, node, false);
-    }
-    return open(s, node, tls);
+    return open(s, node, !tlsFirst);
   }
 
   /** The server answered the TLS request with an error message instead of 'S' or 'N'. */
