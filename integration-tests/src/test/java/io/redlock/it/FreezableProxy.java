@@ -6,14 +6,17 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A loopback TCP proxy whose forwarding can be frozen: bytes are held and sockets stay open, as in
- * a network partition or a stalled server, so that clients see no answer and no error.
+ * a network partition or a stalled server, so that clients see no answer and no error. It can also
+ * delay what it forwards, each way, as a longer network path would.
  */
 final class FreezableProxy implements AutoCloseable {
   private final ServerSocket server;
@@ -26,6 +29,7 @@ final class FreezableProxy implements AutoCloseable {
             return t;
           });
   private volatile boolean frozen;
+  private volatile long delayNanos;
 
   FreezableProxy(String host, int port) throws IOException {
     server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -57,6 +61,11 @@ final class FreezableProxy implements AutoCloseable {
     frozen = on;
   }
 
+  /** Holds every chunk of bytes for {@code oneWay} before forwarding it (in both directions). */
+  void delay(Duration oneWay) {
+    delayNanos = oneWay.toNanos();
+  }
+
   private void pump(Socket from, Socket to) {
     byte[] buffer = new byte[8192];
     try (InputStream in = from.getInputStream();
@@ -64,6 +73,10 @@ final class FreezableProxy implements AutoCloseable {
       for (int n; (n = in.read(buffer)) >= 0; ) {
         while (frozen && !server.isClosed()) {
           Thread.sleep(5);
+        }
+        long delay = delayNanos;
+        if (delay > 0) {
+          TimeUnit.NANOSECONDS.sleep(delay);
         }
         out.write(buffer, 0, n);
         out.flush();

@@ -68,6 +68,9 @@ final class QuorumRedlock implements Redlock {
   final LockNode[] nodes;
   final String[] names;
 
+  /** The order fan-outs start and await the nodes in: slowest first, as measured. */
+  final FanOutOrder fanOutOrder;
+
   /** Which nodes declare release notifications ({@link LockNode#onRelease}). */
   private final boolean[] notifies;
 
@@ -134,6 +137,7 @@ final class QuorumRedlock implements Redlock {
       }
     }
     this.nameList = List.of(names);
+    this.fanOutOrder = new FanOutOrder(names);
     this.ttlPrecision = precision;
     this.quorum = this.nodes.length / 2 + 1;
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
@@ -392,15 +396,18 @@ final class QuorumRedlock implements Redlock {
     QuorumLease lease = new QuorumLease(this, resource, token, ttl);
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<AcquireResult>[] replies = new Reply[n];
+    int[] order = fanOutOrder.current();
+    boolean sampled = fanOutOrder.sampleNext();
     Reply.beginFanOut();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
         try {
           replies[i] = nodes[i].tryAcquire(resource, token, ttl);
         } catch (IllegalArgumentException e) {
           // The caller's input: give up, but first make sure nothing already started lingers.
           lease.markDone();
-          for (int j = 0; j < i; j++) {
+          for (int j = 0; j < n; j++) {
             if (replies[j] != null) {
               abandonAcquire(replies[j], lease, j);
             }
@@ -418,25 +425,30 @@ final class QuorumRedlock implements Redlock {
     }
     long deadline = start + nodeTimeoutNanos;
     try {
+      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
-        int i = step % n;
-        Reply<AcquireResult> reply = takeInAwaitOrder(replies, step);
+        int i = order[step % n];
+        Reply<AcquireResult> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
         try {
-          if (reply.await(remaining(deadline)).acquired()) {
+          AcquireResult result = reply.await(remaining(deadline));
+          mark = waited(sampled, i, mark);
+          if (result.acquired()) {
             tally.yes(quorum, 0);
           } else {
             tally.no(i);
           }
         } catch (RuntimeException e) {
+          mark = waited(sampled, i, mark);
           nodeFailed(tally, i, "tryAcquire", e);
           if (stillPending(e)) {
             abandonAcquire(reply, lease, i);
           }
         }
       }
+      measured(sampled);
     } finally {
       Reply.dispatchDeferred(); // after an exception too: it must run
     }
@@ -506,9 +518,12 @@ final class QuorumRedlock implements Redlock {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
     List<String> failed = null;
+    int[] order = fanOutOrder.current();
+    boolean sampled = fanOutOrder.sampleNext();
     Reply.beginFanOut();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
         try {
           replies[i] = nodes[i].release(resource, token);
         } catch (RuntimeException e) {
@@ -525,24 +540,29 @@ final class QuorumRedlock implements Redlock {
     int deleted = 0;
     int answered = 0;
     try {
+      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
-        int i = step % n;
-        Reply<Boolean> reply = takeInAwaitOrder(replies, step);
+        int i = order[step % n];
+        Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
         try {
-          if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+          Boolean answer = reply.await(remaining(deadline));
+          mark = waited(sampled, i, mark);
+          if (Boolean.TRUE.equals(answer)) {
             deleted++;
           }
           answered++;
         } catch (RuntimeException e) {
+          mark = waited(sampled, i, mark);
           failed = addFailure(failed, i, "release", e);
           if (stillPending(e)) {
             abandonQuietly(reply, i);
           }
         }
       }
+      measured(sampled);
     } finally {
       Reply.dispatchDeferred(); // after an exception too: it must run
     }
@@ -568,13 +588,16 @@ final class QuorumRedlock implements Redlock {
     int n = nodes.length;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
+    int[] order = fanOutOrder.current();
+    boolean sampled = fanOutOrder.sampleNext();
     Reply.beginFanOut();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
         try {
           replies[i] = nodes[i].extend(resource, token, ttl);
         } catch (IllegalArgumentException e) {
-          for (int j = 0; j < i; j++) {
+          for (int j = 0; j < n; j++) {
             if (replies[j] != null) {
               abandonQuietly(replies[j], j);
             }
@@ -591,19 +614,23 @@ final class QuorumRedlock implements Redlock {
       Reply.endFanOut();
     }
     try {
+      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
-        int i = step % n;
-        Reply<Boolean> reply = takeInAwaitOrder(replies, step);
+        int i = order[step % n];
+        Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
         try {
-          if (Boolean.TRUE.equals(reply.await(remaining(deadline)))) {
+          Boolean answer = reply.await(remaining(deadline));
+          mark = waited(sampled, i, mark);
+          if (Boolean.TRUE.equals(answer)) {
             tally.yes(quorum, ticker.read());
           } else {
             tally.no++;
           }
         } catch (RuntimeException e) {
+          mark = waited(sampled, i, mark);
           nodeFailed(tally, i, "extend", e);
           if (stillPending(e)) {
             // A late "extended" only keeps our own key a little longer; nothing to undo.
@@ -611,8 +638,29 @@ final class QuorumRedlock implements Redlock {
           }
         }
       }
+      measured(sampled);
     } finally {
       Reply.dispatchDeferred(); // after an exception too: it must run
+    }
+  }
+
+  /**
+   * Records, in a measured fan-out, that the await on {@code node} ended now, {@code mark} being
+   * when the previous await ended (or the first began); returns now. Does nothing otherwise.
+   */
+  long waited(boolean sampled, int node, long mark) {
+    if (!sampled) {
+      return 0;
+    }
+    long now = ticker.read();
+    fanOutOrder.waited(node, now - mark);
+    return now;
+  }
+
+  /** A fan-out's awaits are over; if it was measured, tells {@link #fanOutOrder}. */
+  void measured(boolean sampled) {
+    if (sampled) {
+      fanOutOrder.measured();
     }
   }
 
@@ -640,12 +688,13 @@ final class QuorumRedlock implements Redlock {
    * The await order of one fan-out, as steps {@code 0 .. 2n-1}: first (steps below n) the replies
    * that would run on this thread ({@link Reply#runsOnAwait}: a blocking node's queued call, which
    * this thread can do while the other nodes answer, instead of parking while a worker wakes up),
-   * then all the others in node order. Each reply is handed out once and taken out of the array;
-   * null for a step with nothing to await. Allocates nothing.
+   * then all the others, each group in the fan-out's {@code order} (node indexes; see {@link
+   * FanOutOrder}). Step {@code s} is node {@code order[s % n]}. Each reply is handed out once and
+   * taken out of the array; null for a step with nothing to await. Allocates nothing.
    */
-  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int step) {
+  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int[] order, int step) {
     int n = replies.length;
-    int i = step % n;
+    int i = order[step % n];
     R reply = replies[i];
     if (reply == null || (step < n && !runsOnAwait(reply))) {
       return null;

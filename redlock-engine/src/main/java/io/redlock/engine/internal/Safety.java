@@ -186,9 +186,12 @@ final class Safety {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<AcquireResult>[] replies = new Reply[n];
     String operation = fencing ? "tryAcquireFenced" : "tryAcquire";
+    int[] order = redlock.fanOutOrder.current();
+    boolean sampled = redlock.fanOutOrder.sampleNext();
     Reply.beginFanOut();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
         try {
           replies[i] =
               fencing
@@ -196,7 +199,7 @@ final class Safety {
                   : nodes[i].tryAcquire(resource, token, ttl);
         } catch (IllegalArgumentException e) {
           lease.markDone();
-          for (int j = 0; j < i; j++) {
+          for (int j = 0; j < n; j++) {
             if (replies[j] != null) {
               redlock.abandonAcquire(replies[j], lease, j);
             }
@@ -222,14 +225,16 @@ final class Safety {
     int grants = 0;
     long fence = 0;
     try {
+      long mark = sampled ? redlock.ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
-        int i = step % n;
-        Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
+        int i = order[step % n];
+        Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
         try {
           AcquireResult result = reply.await(redlock.remaining(deadline));
+          mark = redlock.waited(sampled, i, mark);
           if (result.acquired() && fencing && result.fence() <= 0) {
             // A backend bug; its key is ours and is released with the others.
             redlock.nodeFailed(
@@ -252,12 +257,14 @@ final class Safety {
             tally.no(i);
           }
         } catch (RuntimeException e) {
+          mark = redlock.waited(sampled, i, mark);
           redlock.nodeFailed(tally, i, operation, e);
           if (QuorumRedlock.stillPending(e)) {
             redlock.abandonAcquire(reply, lease, i);
           }
         }
       }
+      redlock.measured(sampled);
     } finally {
       Reply.dispatchDeferred(); // after an exception too: it must run
     }
@@ -454,13 +461,16 @@ final class Safety {
     long start = redlock.ticker.read();
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<Boolean>[] replies = new Reply[n];
+    int[] order = redlock.fanOutOrder.current();
+    boolean sampled = redlock.fanOutOrder.sampleNext();
     Reply.beginFanOut();
     try {
-      for (int i = 0; i < n; i++) {
+      for (int k = 0; k < n; k++) {
+        int i = order[k];
         try {
           replies[i] = nodes[i].extend(resource, token, ttl);
         } catch (IllegalArgumentException e) {
-          for (int j = 0; j < i; j++) {
+          for (int j = 0; j < n; j++) {
             if (replies[j] != null) {
               redlock.abandonQuietly(replies[j], j);
             }
@@ -479,25 +489,30 @@ final class Safety {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<NodeStatus>[] statuses = new Reply[n];
     try {
+      long mark = sampled ? redlock.ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
-        int i = step % n;
-        Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, step);
+        int i = order[step % n];
+        Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
         try {
-          if (Boolean.TRUE.equals(reply.await(redlock.remaining(deadline)))) {
+          Boolean answer = reply.await(redlock.remaining(deadline));
+          mark = redlock.waited(sampled, i, mark);
+          if (Boolean.TRUE.equals(answer)) {
             statuses[i] = startStatus(i);
           } else {
             tally.no++;
           }
         } catch (RuntimeException e) {
+          mark = redlock.waited(sampled, i, mark);
           redlock.nodeFailed(tally, i, "extend", e);
           if (QuorumRedlock.stillPending(e)) {
             redlock.abandonQuietly(reply, i);
           }
         }
       }
+      redlock.measured(sampled);
     } finally {
       Reply.dispatchDeferred(); // after an exception too: it must run
     }

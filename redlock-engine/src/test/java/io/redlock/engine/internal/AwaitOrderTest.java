@@ -220,7 +220,7 @@ class AwaitOrderTest {
     Reply<String>[] replies = new Reply[] {odd, b};
     List<Reply<String>> order = new ArrayList<>();
     for (int step = 0; step < 4; step++) {
-      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, step);
+      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, new int[] {0, 1}, step);
       if (next != null) {
         order.add(next);
       }
@@ -229,22 +229,30 @@ class AwaitOrderTest {
   }
 
   @Test
-  @DisplayName("the await order hands out every reply once, runnable ones first, else node order")
+  @DisplayName(
+      "the await order hands out every reply once, runnable ones first, each group in fan-out order")
   void takeInAwaitOrder() {
+    assertThat(awaitOrder(new int[] {0, 1, 2, 3, 4})).containsExactly("b", "d", "a", "c");
+    assertThat(awaitOrder(new int[] {4, 3, 2, 1, 0})).containsExactly("d", "b", "c", "a");
+    assertThat(awaitOrder(new int[] {3, 1, 0, 4, 2})).containsExactly("b", "d", "c", "a");
+  }
+
+  /** The answers of replies a..d (a null between b and c) in the order takeInAwaitOrder gives. */
+  private static List<String> awaitOrder(int[] fanOutOrder) {
     Reply<String> a = Reply.of("a");
     Reply<String> b = Reply.supplyAsyncOrInline(budget -> "b", () -> true, NEVER, "b");
     Reply<String> c = Reply.of("c");
     Reply<String> d = Reply.supplyAsyncOrInline(budget -> "d", () -> true, NEVER, "d");
     @SuppressWarnings("unchecked")
     Reply<String>[] replies = new Reply[] {a, b, null, c, d};
-    List<Reply<String>> order = new ArrayList<>();
+    List<String> order = new ArrayList<>();
     for (int step = 0; step < 2 * replies.length; step++) {
-      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, step);
+      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, fanOutOrder, step);
       if (next != null) {
-        order.add(next);
+        order.add(next.await(Duration.ofSeconds(1)));
       }
     }
-    assertThat(order).containsExactly(b, d, a, c);
     assertThat(replies).containsOnlyNulls();
+    return order;
   }
 }
