@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The engine starts each fan-out with the node that keeps it waiting longest, as measured, whatever
- * order the nodes were listed in. On real servers: 3 Redis nodes listed first, then 2 PostgreSQL
- * nodes, one of them behind a proxy that delays what it forwards (a node farther away).
+ * order the nodes were listed in, and a node that stops answering last. On real servers, some
+ * behind a proxy that delays what it forwards (a node farther away) or holds it (a stalled node).
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @DisplayName("The measured node order on real servers")
@@ -103,6 +103,40 @@ class MeasuredNodeOrderTest {
     @Override
     public void close() {
       node.close();
+    }
+  }
+
+  @Test
+  @DisplayName("a Redis node that stops answering, listed first, goes last, and locks go on")
+  void stalledNodeGoesLast() throws Exception {
+    try (RedisServers redis = RedisServers.start(3, RedisServer.builder());
+        FreezableProxy proxy = new FreezableProxy("127.0.0.1", redis.get(0).port())) {
+      List<String> uris = new ArrayList<>();
+      uris.add(redis.get(0).uri().replace(":" + redis.get(0).port(), ":" + proxy.port()));
+      uris.addAll(redis.uris().subList(1, 3));
+      List<String> starts = new ArrayList<>();
+      List<LockNode> nodes = new ArrayList<>();
+      for (LockNode node : LockNodes.discover().openAll(uris)) {
+        nodes.add(new Recording(node, starts));
+      }
+      String stalled = nodes.get(0).name();
+      try (Redlock redlock = Redlock.builder().nodes(nodes).build()) {
+        Lease warm = redlock.tryAcquire("stall-warm", Duration.ofSeconds(10)).orElseThrow();
+        assertThat(warm.release().deleted()).isEqualTo(3);
+        assertThat(starts.get(0)).isEqualTo(stalled);
+
+        proxy.freeze(true);
+        int lastOnStalled = 0;
+        for (int i = 0; i < 60; i++) {
+          starts.clear();
+          Lease lease = redlock.tryAcquire("stall-" + i, Duration.ofSeconds(10)).orElseThrow();
+          lease.release();
+          lastOnStalled = starts.get(starts.size() - 1).equals(stalled) ? lastOnStalled + 1 : 0;
+        }
+        assertThat(lastOnStalled)
+            .as("acquisitions in a row, at the end, that started the stalled node last")
+            .isGreaterThanOrEqualTo(50);
+      }
     }
   }
 

@@ -1,6 +1,6 @@
 package io.redlock.engine.internal;
 
-import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,16 +13,21 @@ import org.slf4j.LoggerFactory;
  * round trip covers the starts of all the others. Measured on 3 Redis and 2 PostgreSQL nodes, the
  * PostgreSQL nodes listed first made a cycle about a tenth faster than listed last.
  *
- * <p>What is measured is how long each await blocked: the time from the previous await's end (or
- * the first await's start) to this one's end. Awaited in this order, the first node's wait is its
- * round trip less the other starts; a node that answered meanwhile costs only the taking of its
- * answer; a node that answers after all those awaited before it shows by how much. So a node slower
- * than the one awaited first gains on it until it is started first, and a node that became faster
- * falls behind the ones that now wait longer. Each node's wait is a moving average (a weight of
- * 1/{@value #WEIGHT} for the newest sample) over one fan-out in {@value #SAMPLE_EVERY}, and the
+ * <p>What is measured is how long each await blocked. Awaited in this order, the first node's wait
+ * is its round trip less the other starts; a node that answered meanwhile costs only the taking of
+ * its answer; a node that answers after all those awaited before it shows by how much. So a node
+ * slower than the one awaited first gains on it until it is started first, and a node that became
+ * faster falls behind the ones that now wait longer. Each node's wait is a moving average (a weight
+ * of 1/{@value #WEIGHT} for the newest sample) over one fan-out in {@value #SAMPLE_EVERY}, and the
  * order is worked out again every {@value #REORDER_EVERY} samples. A node moves ahead of another
  * only when its wait is clearly longer (by an eighth, and by at least {@value #MARGIN_NANOS} ns),
  * so that nodes of equal speed keep their order.
+ *
+ * <p>A node whose reply timed out goes last, at once, and stays last until it answers in a measured
+ * fan-out: its calls are not worth starting early, and awaited first it would hold back the reading
+ * of the answers that do come (an extension counts its quorum from when they are read, and a
+ * restart quarantine asks a granting node's status after reading its vote). A failure that comes
+ * back at once (a refused connection) is measured as a short wait, so such a node drifts back too.
  *
  * <p>Thread-safe without locks: samples and counts are racy on purpose (a lost sample only slows
  * the estimate), and an order, once published, is never changed. Allocates only when the order
@@ -32,8 +37,8 @@ final class FanOutOrder {
   private static final Logger LOG = LoggerFactory.getLogger(FanOutOrder.class);
 
   /**
-   * One fan-out in this many is measured. Odd, so that a thread alternating between acquiring and
-   * releasing has both measured.
+   * One fan-out in this many is measured. Odd, so that one thread's acquire and release alternate
+   * in being measured; with several threads the measured fan-outs are of all kinds anyway.
    */
   static final int SAMPLE_EVERY = 3;
 
@@ -53,6 +58,9 @@ final class FanOutOrder {
   /** Each node's moving-average wait, in nanoseconds. */
   private final AtomicLongArray waits;
 
+  /** 1 for a node whose last reply timed out and that has not answered a measured fan-out since. */
+  private final AtomicIntegerArray timedOut;
+
   /** Node indexes, slowest first; replaced, never changed. */
   private volatile int[] order;
 
@@ -65,6 +73,7 @@ final class FanOutOrder {
     this.names = names;
     int n = names.length;
     this.waits = new AtomicLongArray(n);
+    this.timedOut = new AtomicIntegerArray(n);
     int[] start = new int[n];
     for (int i = 0; i < n; i++) {
       start[i] = i;
@@ -89,11 +98,29 @@ final class FanOutOrder {
     return count % SAMPLE_EVERY == 0;
   }
 
-  /** An await of a measured fan-out on {@code node} blocked for {@code nanos}. */
+  /**
+   * An await of a measured fan-out on {@code node} blocked for {@code nanos} and ended with an
+   * answer or a failure that was not a timeout.
+   */
   void waited(int node, long nanos) {
     long sample = Math.max(0, nanos);
     long average = waits.getOpaque(node);
     waits.setOpaque(node, average + ((sample - average) >> WEIGHT_SHIFT));
+    if (timedOut.getOpaque(node) != 0) {
+      timedOut.setOpaque(node, 0); // back in the order at the next working-out
+    }
+  }
+
+  /**
+   * The reply of {@code node} timed out, in any fan-out (measured or not): the node goes last at
+   * once. A timeout's wait is not a sample.
+   */
+  void timedOut(int node) {
+    if (names.length < 2 || timedOut.getOpaque(node) != 0) {
+      return;
+    }
+    timedOut.setOpaque(node, 1);
+    reorder();
   }
 
   /** A measured fan-out is done; every {@value #REORDER_EVERY}th works the order out again. */
@@ -114,42 +141,62 @@ final class FanOutOrder {
   }
 
   /**
-   * Sorts the current order by wait, longest first, moving a node ahead of another only if its wait
-   * is clearly longer (insertion sort: stable, and n is small). Publishes a new array only if the
-   * order changed.
+   * Sorts the current order: nodes that timed out last, the others by wait, longest first, a node
+   * moving ahead of another only if its wait is clearly longer (insertion sort: stable, and n is
+   * small). Allocates and publishes a new array only if the order changes.
    */
   void reorder() {
     int[] was = order;
-    long[] w = waits();
+    boolean changes = false;
+    for (int k = 1; k < was.length && !changes; k++) {
+      changes = goesBefore(was[k], was[k - 1]);
+    }
+    if (!changes) {
+      return;
+    }
     int[] next = was.clone();
     for (int k = 1; k < next.length; k++) {
       int node = next[k];
       int j = k - 1;
-      while (j >= 0 && clearlyLonger(w[node], w[next[j]])) {
+      while (j >= 0 && goesBefore(node, next[j])) {
         next[j + 1] = next[j];
         j--;
       }
       next[j + 1] = node;
     }
-    if (!Arrays.equals(was, next)) {
-      order = next;
-      if (LOG.isDebugEnabled()) {
-        LOG.debug("fan-out order now {}, was {}", describe(next, w), describe(was, w));
-      }
+    order = next;
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("fan-out order now {}, was {}", describe(next), describe(was));
     }
+  }
+
+  /** Whether node {@code a} belongs before node {@code b}, now just before it. */
+  private boolean goesBefore(int a, int b) {
+    boolean aOut = timedOut.getOpaque(a) != 0;
+    boolean bOut = timedOut.getOpaque(b) != 0;
+    if (aOut != bOut) {
+      return bOut;
+    }
+    return clearlyLonger(waits.getOpaque(a), waits.getOpaque(b));
   }
 
   private static boolean clearlyLonger(long a, long b) {
     return a > b + Math.max(MARGIN_NANOS, b >> 3);
   }
 
-  private String describe(int[] nodes, long[] w) {
+  private String describe(int[] nodes) {
     StringBuilder sb = new StringBuilder("[");
     for (int k = 0; k < nodes.length; k++) {
+      int node = nodes[k];
       if (k > 0) {
         sb.append(", ");
       }
-      sb.append(names[nodes[k]]).append(' ').append(w[nodes[k]] / 1_000).append(" µs");
+      sb.append(names[node]);
+      if (timedOut.getOpaque(node) != 0) {
+        sb.append(" timed out");
+      } else {
+        sb.append(' ').append(waits.getOpaque(node) / 1_000).append(" µs");
+      }
     }
     return sb.append(']').toString();
   }

@@ -425,23 +425,23 @@ final class QuorumRedlock implements Redlock {
     }
     long deadline = start + nodeTimeoutNanos;
     try {
-      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
         int i = order[step % n];
         Reply<AcquireResult> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
+        long since = sampled ? ticker.read() : 0;
         try {
           AcquireResult result = reply.await(remaining(deadline));
-          mark = waited(sampled, i, mark);
+          waited(sampled, i, since);
           if (result.acquired()) {
             tally.yes(quorum, 0);
           } else {
             tally.no(i);
           }
         } catch (RuntimeException e) {
-          mark = waited(sampled, i, mark);
+          notAnswered(sampled, i, since, e);
           nodeFailed(tally, i, "tryAcquire", e);
           if (stillPending(e)) {
             abandonAcquire(reply, lease, i);
@@ -540,22 +540,22 @@ final class QuorumRedlock implements Redlock {
     int deleted = 0;
     int answered = 0;
     try {
-      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
         int i = order[step % n];
         Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
+        long since = sampled ? ticker.read() : 0;
         try {
           Boolean answer = reply.await(remaining(deadline));
-          mark = waited(sampled, i, mark);
+          waited(sampled, i, since);
           if (Boolean.TRUE.equals(answer)) {
             deleted++;
           }
           answered++;
         } catch (RuntimeException e) {
-          mark = waited(sampled, i, mark);
+          notAnswered(sampled, i, since, e);
           failed = addFailure(failed, i, "release", e);
           if (stillPending(e)) {
             abandonQuietly(reply, i);
@@ -614,23 +614,23 @@ final class QuorumRedlock implements Redlock {
       Reply.endFanOut();
     }
     try {
-      long mark = sampled ? ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
         int i = order[step % n];
         Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
+        long since = sampled ? ticker.read() : 0;
         try {
           Boolean answer = reply.await(remaining(deadline));
-          mark = waited(sampled, i, mark);
+          waited(sampled, i, since);
           if (Boolean.TRUE.equals(answer)) {
             tally.yes(quorum, ticker.read());
           } else {
             tally.no++;
           }
         } catch (RuntimeException e) {
-          mark = waited(sampled, i, mark);
+          notAnswered(sampled, i, since, e);
           nodeFailed(tally, i, "extend", e);
           if (stillPending(e)) {
             // A late "extended" only keeps our own key a little longer; nothing to undo.
@@ -645,16 +645,26 @@ final class QuorumRedlock implements Redlock {
   }
 
   /**
-   * Records, in a measured fan-out, that the await on {@code node} ended now, {@code mark} being
-   * when the previous await ended (or the first began); returns now. Does nothing otherwise.
+   * In a measured fan-out, records that the await on {@code node}, begun at {@code since}, has just
+   * ended with an answer.
    */
-  long waited(boolean sampled, int node, long mark) {
-    if (!sampled) {
-      return 0;
+  void waited(boolean sampled, int node, long since) {
+    if (sampled) {
+      fanOutOrder.waited(node, ticker.read() - since);
     }
-    long now = ticker.read();
-    fanOutOrder.waited(node, now - mark);
-    return now;
+  }
+
+  /**
+   * The await on {@code node}, begun at {@code since}, threw {@code e}: a timeout sends the node to
+   * the end of the order (in any fan-out); another failure is measured as a wait, unless an
+   * interrupt cut it short.
+   */
+  void notAnswered(boolean sampled, int node, long since, RuntimeException e) {
+    if (e instanceof NodeTimeoutException) {
+      fanOutOrder.timedOut(node);
+    } else if (sampled && !Thread.currentThread().isInterrupted()) {
+      fanOutOrder.waited(node, ticker.read() - since);
+    }
   }
 
   /** A fan-out's awaits are over; if it was measured, tells {@link #fanOutOrder}. */

@@ -225,16 +225,16 @@ final class Safety {
     int grants = 0;
     long fence = 0;
     try {
-      long mark = sampled ? redlock.ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
         int i = order[step % n];
         Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
+        long since = sampled ? redlock.ticker.read() : 0;
         try {
           AcquireResult result = reply.await(redlock.remaining(deadline));
-          mark = redlock.waited(sampled, i, mark);
+          redlock.waited(sampled, i, since);
           if (result.acquired() && fencing && result.fence() <= 0) {
             // A backend bug; its key is ours and is released with the others.
             redlock.nodeFailed(
@@ -257,7 +257,7 @@ final class Safety {
             tally.no(i);
           }
         } catch (RuntimeException e) {
-          mark = redlock.waited(sampled, i, mark);
+          redlock.notAnswered(sampled, i, since, e);
           redlock.nodeFailed(tally, i, operation, e);
           if (QuorumRedlock.stillPending(e)) {
             redlock.abandonAcquire(reply, lease, i);
@@ -489,23 +489,23 @@ final class Safety {
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<NodeStatus>[] statuses = new Reply[n];
     try {
-      long mark = sampled ? redlock.ticker.read() : 0;
       for (int step = 0; step < 2 * n; step++) {
         int i = order[step % n];
         Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
         if (reply == null) {
           continue;
         }
+        long since = sampled ? redlock.ticker.read() : 0;
         try {
           Boolean answer = reply.await(redlock.remaining(deadline));
-          mark = redlock.waited(sampled, i, mark);
+          redlock.waited(sampled, i, since);
           if (Boolean.TRUE.equals(answer)) {
             statuses[i] = startStatus(i);
           } else {
             tally.no++;
           }
         } catch (RuntimeException e) {
-          mark = redlock.waited(sampled, i, mark);
+          redlock.notAnswered(sampled, i, since, e);
           redlock.nodeFailed(tally, i, "extend", e);
           if (QuorumRedlock.stillPending(e)) {
             redlock.abandonQuietly(reply, i);

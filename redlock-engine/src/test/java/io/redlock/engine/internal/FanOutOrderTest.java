@@ -3,6 +3,7 @@ package io.redlock.engine.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.Lease;
+import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockSettings;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
@@ -42,6 +43,9 @@ class FanOutOrderTest {
     private final InMemoryLockNode store;
     volatile long latencyNanos;
 
+    /** Requests land, but no answer comes: every await times out. */
+    volatile boolean stalled;
+
     SimulatedNode(String name, long latencyMicros) {
       this.store = new InMemoryLockNode(name, ticker);
       this.latencyNanos = latencyMicros * 1_000;
@@ -51,10 +55,15 @@ class FanOutOrderTest {
       ticker.advanceNanos(START_NANOS);
       started(name());
       long answerAt = ticker.read() + latencyNanos;
+      boolean answers = !stalled;
       Reply<T> inner = operation.get();
       return new Reply<>() {
         @Override
         public T await(Duration timeout) {
+          if (!answers) {
+            ticker.advance(timeout);
+            throw new NodeTimeoutException(name(), timeout);
+          }
           long left = answerAt - ticker.read();
           if (left > 0) {
             ticker.advanceNanos(left);
@@ -219,7 +228,49 @@ class FanOutOrderTest {
   }
 
   @Test
-  @DisplayName("nodes of equal speed keep the order they were listed in, and nothing is allocated")
+  @DisplayName(
+      "a node that times out goes last at once, so an extension near expiry still counts its"
+          + " quorum in time; answering again, it is sorted by its waits")
+  void timedOutNodeGoesLast() {
+    List<SimulatedNode> nodes = redisAndPostgres();
+    nodes.set(0, new SimulatedNode("stalled-0", 50));
+    nodes.get(0).stalled = true;
+    QuorumRedlock redlock = redlock(nodes, RedlockSettings.defaults());
+    long timeoutMicros = redlock.nodeTimeoutNanos(TTL) / 1_000;
+
+    // Listed first, the stalled node is awaited first once, until the deadline; then it goes last.
+    Lease lease = redlock.tryAcquire("t", TTL).orElseThrow();
+    assertThat(redlock.fanOutOrder.current()).endsWith(0);
+    assertThat(lease.release().deleted()).isEqualTo(4);
+    assertThat(lastFanOut()).endsWith("stalled-0");
+    for (int i = 0; i < 100; i++) {
+      long took = ticker.read();
+      lease = redlock.tryAcquire("t", TTL).orElseThrow();
+      took = ticker.read() - took;
+      assertThat(took / 1_000).isLessThanOrEqualTo(timeoutMicros + 50);
+      lease.release();
+    }
+    assertThat(redlock.fanOutOrder.current()).containsExactly(3, 4, 1, 2, 0);
+
+    // Extending with less validity left than a node timeout: the deadline is the old validity's
+    // end, and the answers read after the stalled node's wait would come too late.
+    lease = redlock.tryAcquire("t", TTL).orElseThrow();
+    ticker.advanceNanos(lease.remainingValidity().toNanos() - timeoutMicros * 1_000 / 2);
+    assertThat(lease.remainingValidity().toNanos()).isLessThan(timeoutMicros * 1_000);
+    assertThat(lease.extend(TTL)).isTrue();
+    assertThat(lastFanOut()).containsExactly("slow-3", "slow-4", "fast-1", "fast-2", "stalled-0");
+    lease.release();
+
+    nodes.get(0).stalled = false;
+    for (int i = 0; i < 100; i++) {
+      cycle(redlock, "t");
+    }
+    assertThat(redlock.fanOutOrder.current()).startsWith(3, 4);
+    assertThat(cycle(redlock, "t")).isEqualTo(320);
+  }
+
+  @Test
+  @DisplayName("nodes of equal speed keep the order they were listed in, in the same array")
   void equalNodesKeepTheirOrder() {
     List<SimulatedNode> nodes = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
@@ -300,6 +351,21 @@ class FanOutOrderTest {
       assertThat(order.current()).containsExactly(2, 0, 1);
       feed(200, 50_000, 0, 0);
       assertThat(order.current()).containsExactly(0, 2, 1);
+    }
+
+    @Test
+    @DisplayName("a timed-out node goes last at once and comes back when it answers")
+    void timedOut() {
+      feed(200, 0, 0, 300_000);
+      assertThat(order.current()).containsExactly(2, 0, 1);
+      order.timedOut(2);
+      assertThat(order.current()).containsExactly(0, 1, 2);
+      order.timedOut(0);
+      assertThat(order.current())
+          .as("timed-out nodes last, by their waits")
+          .containsExactly(1, 2, 0);
+      feed(FanOutOrder.REORDER_EVERY, 0, 0, 300_000); // answers again: sorted by waits
+      assertThat(order.current()).containsExactly(2, 1, 0);
     }
 
     @Test
