@@ -714,7 +714,7 @@ final class QuorumRedlock implements Redlock {
     return reply;
   }
 
-  /** A backend's answer, or false if asking failed: then the reply is awaited in node order. */
+  /** A backend's answer, or false if asking failed: then the reply is awaited in fan-out order. */
   private static boolean runsOnAwait(Reply<?> reply) {
     try {
       return reply.runsOnAwait();

@@ -198,7 +198,7 @@ class AwaitOrderTest {
   }
 
   @Test
-  @DisplayName("a reply whose runsOnAwait() throws is awaited in node order")
+  @DisplayName("a reply whose runsOnAwait() throws is awaited with the others, in fan-out order")
   void runsOnAwaitFailure() {
     Reply<String> odd =
         new Reply<>() {
