@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.redlock.Lease;
 import io.redlock.RedlockSettings;
 import io.redlock.Ticker;
-import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
@@ -39,8 +37,7 @@ class AwaitOrderTest {
    * An in-memory node whose replies log when they are awaited; a "blocking" one hands its calls to
    * {@link #NEVER} through {@link Reply#supplyAsyncOrInline}.
    */
-  private final class LoggingNode implements LockNode {
-    private final InMemoryLockNode store;
+  private final class LoggingNode extends WrappingNode {
     private final boolean blocking;
 
     /** False: the backend's own replies, unwrapped (a wrapper hides which call is kept back). */
@@ -51,12 +48,13 @@ class AwaitOrderTest {
     }
 
     LoggingNode(String name, boolean blocking, boolean logAwaits) {
-      this.store = new InMemoryLockNode(name, Ticker.system());
+      super(new InMemoryLockNode(name, Ticker.system()));
       this.blocking = blocking;
       this.logAwaits = logAwaits;
     }
 
-    private <T> Reply<T> wrap(Supplier<Reply<T>> call) {
+    @Override
+    <T> Reply<T> wrap(Supplier<Reply<T>> call) {
       Reply<T> inner =
           blocking
               ? Reply.supplyAsyncOrInline(
@@ -88,36 +86,6 @@ class AwaitOrderTest {
           return inner.runsOnAwait();
         }
       };
-    }
-
-    @Override
-    public String name() {
-      return store.name();
-    }
-
-    @Override
-    public NodeCapabilities capabilities() {
-      return store.capabilities();
-    }
-
-    @Override
-    public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-      return wrap(() -> store.tryAcquire(key, token, ttl));
-    }
-
-    @Override
-    public Reply<Boolean> release(String key, String token) {
-      return wrap(() -> store.release(key, token));
-    }
-
-    @Override
-    public Reply<Boolean> extend(String key, String token, Duration ttl) {
-      return wrap(() -> store.extend(key, token, ttl));
-    }
-
-    @Override
-    public void close() {
-      store.close();
     }
   }
 

@@ -6,8 +6,6 @@ import io.redlock.Lease;
 import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockSettings;
 import io.redlock.spi.AcquireResult;
-import io.redlock.spi.LockNode;
-import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.InMemoryLockNode;
@@ -39,19 +37,19 @@ class FanOutOrderTest {
   private final List<List<String>> fanOuts = new ArrayList<>();
 
   /** A node whose calls answer {@code latency} after they start, on {@link #ticker}. */
-  private final class SimulatedNode implements LockNode {
-    private final InMemoryLockNode store;
+  private final class SimulatedNode extends WrappingNode {
     volatile long latencyNanos;
 
     /** Requests land, but no answer comes: every await times out. */
     volatile boolean stalled;
 
     SimulatedNode(String name, long latencyMicros) {
-      this.store = new InMemoryLockNode(name, ticker);
+      super(new InMemoryLockNode(name, ticker));
       this.latencyNanos = latencyMicros * 1_000;
     }
 
-    private <T> Reply<T> call(Supplier<Reply<T>> operation) {
+    @Override
+    <T> Reply<T> wrap(Supplier<Reply<T>> operation) {
       ticker.advanceNanos(START_NANOS);
       started(name());
       long answerAt = ticker.read() + latencyNanos;
@@ -79,23 +77,8 @@ class FanOutOrderTest {
     }
 
     @Override
-    public String name() {
-      return store.name();
-    }
-
-    @Override
-    public NodeCapabilities capabilities() {
-      return store.capabilities();
-    }
-
-    @Override
-    public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-      return call(() -> store.tryAcquire(key, token, ttl));
-    }
-
-    @Override
     public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
-      return call(() -> store.tryAcquireFenced(key, token, ttl));
+      return wrap(() -> store.tryAcquireFenced(key, token, ttl));
     }
 
     @Override
@@ -106,21 +89,6 @@ class FanOutOrderTest {
     @Override
     public Reply<NodeStatus> status() {
       return store.status();
-    }
-
-    @Override
-    public Reply<Boolean> release(String key, String token) {
-      return call(() -> store.release(key, token));
-    }
-
-    @Override
-    public Reply<Boolean> extend(String key, String token, Duration ttl) {
-      return call(() -> store.extend(key, token, ttl));
-    }
-
-    @Override
-    public void close() {
-      store.close();
     }
   }
 
