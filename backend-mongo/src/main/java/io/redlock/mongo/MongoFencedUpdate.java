@@ -1,0 +1,292 @@
+package io.redlock.mongo;
+
+import com.mongodb.ErrorCategory;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoWriteException;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Projections;
+import com.mongodb.client.model.UpdateOptions;
+import com.mongodb.client.model.Updates;
+import com.mongodb.client.result.UpdateResult;
+import io.redlock.RedlockTransientException;
+import io.redlock.StaleFencingTokenException;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.bson.BsonDocument;
+import org.bson.BsonValue;
+import org.bson.codecs.configuration.CodecConfigurationException;
+import org.bson.codecs.configuration.CodecRegistry;
+import org.bson.conversions.Bson;
+
+/**
+ * The protected resource's side of fencing when the protected data is a document of the
+ * application's own MongoDB collection: an update that carries a lease's {@link
+ * io.redlock.Lease#fencingToken() fencing token} and applies only if that token is at least the
+ * highest the document has accepted. Check and write are one {@code updateOne}, so the server
+ * decides atomically:
+ *
+ * <pre>{@code
+ * filter: {$and: [<idFilter>, {$or: [{fence: {$lte: token}}, {fence: null}]}]}
+ * update: <update> plus {$set: {fence: token}}
+ * }</pre>
+ *
+ * <p>The highest token accepted is a 64-bit integer field of the document, {@code fence} by default
+ * ({@link #create(String)} names another). A document without it (or with it null) has accepted
+ * none yet, so existing documents need no migration.
+ *
+ * <pre>{@code
+ * static final MongoFencedUpdate FENCED = MongoFencedUpdate.create();
+ *
+ * try (Lease lease = redlock.acquire("invoice-42", ttl, maxWait)) {
+ *   boolean found = FENCED.updateOne(invoices, Filters.eq("_id", 42),
+ *       Updates.combine(Updates.set("amount", 120), Updates.set("status", "paid")),
+ *       lease.fencingToken());
+ *   // StaleFencingTokenException: a newer lease wrote the document; stop
+ * }
+ * }</pre>
+ *
+ * <p>Outcomes of {@link #updateOne}: {@code true} when the document was updated; {@code false} when
+ * no document matches the id filter (nothing is inserted, unless the options say upsert); {@link
+ * StaleFencingTokenException} when it exists but accepted a higher token. A token equal to the
+ * document's fence is accepted again, so one lease may write many times, as with {@link
+ * io.redlock.FencingGuard}. {@link #filter} and {@link #update} give the two parts for other calls
+ * ({@code findOneAndUpdate}, bulk writes), where "nothing matched" is for the caller to explain.
+ *
+ * <p>Uses plain update operators only (no update pipelines), so it runs on every MongoDB version
+ * and on wire-compatible servers without pipelines. Immutable and thread-safe; nothing is logged.
+ */
+public final class MongoFencedUpdate {
+  /** The default name of the fence field. */
+  public static final String DEFAULT_FENCE_FIELD = "fence";
+
+  private static final Pattern FIELD = Pattern.compile("[^$.\\x00][^.\\x00]*");
+
+  /** Attempts when the document changes between the update and the read that explains it. */
+  private static final int ATTEMPTS = 3;
+
+  private final String fenceField;
+
+  private MongoFencedUpdate(String fenceField) {
+    this.fenceField = fenceField;
+  }
+
+  /** Fenced updates that keep the highest token in the field {@value #DEFAULT_FENCE_FIELD}. */
+  public static MongoFencedUpdate create() {
+    return new MongoFencedUpdate(DEFAULT_FENCE_FIELD);
+  }
+
+  /**
+   * Fenced updates that keep the highest token in {@code fenceField}, a top-level field name.
+   *
+   * @throws IllegalArgumentException if the name is null, empty, starts with {@code $}, or contains
+   *     a dot
+   */
+  public static MongoFencedUpdate create(String fenceField) {
+    if (fenceField == null || !FIELD.matcher(fenceField).matches()) {
+      throw new IllegalArgumentException(
+          "invalid fence field "
+              + (fenceField == null ? "null" : "'" + fenceField + "'")
+              + ": use a non-empty top-level field name, without '.' and not starting with '$'");
+    }
+    return new MongoFencedUpdate(fenceField);
+  }
+
+  /** The field that keeps the highest token accepted. */
+  public String fenceField() {
+    return fenceField;
+  }
+
+  /**
+   * The filter that matches the document of {@code idFilter} only while {@code token} is at least
+   * its fence (or it has none): {@code {$and: [idFilter, {$or: [{fence: {$lte: token}}, {fence:
+   * null}]}]}}.
+   *
+   * @throws IllegalArgumentException for a null filter or a token that is not positive
+   */
+  public Bson filter(Bson idFilter, long token) {
+    requireFilter(idFilter);
+    requireToken(token);
+    return Filters.and(
+        idFilter, Filters.or(Filters.lte(fenceField, token), Filters.eq(fenceField, null)));
+  }
+
+  /**
+   * {@code update} with {@code $set: {fence: token}} added (merged into its {@code $set} if it has
+   * one).
+   *
+   * @throws IllegalArgumentException for a null update, a replacement document (every top-level key
+   *     must be an operator such as {@code $set}), an update that already writes the fence field,
+   *     or a token that is not positive
+   */
+  public Bson update(Bson update, long token) {
+    return update(update, token, MongoClientSettings.getDefaultCodecRegistry());
+  }
+
+  /**
+   * Runs {@code updateOne(filter(idFilter, token), update(update, token))} on {@code collection}
+   * and tells the outcomes apart: when nothing matched, reads the document's fence (by {@code
+   * idFilter}, which must match one document at most) to tell a stale token from a missing
+   * document.
+   *
+   * @return true if the document was updated; false if no document matches {@code idFilter}
+   * @throws StaleFencingTokenException if the document's fence is higher than {@code token}: a
+   *     newer lease wrote it; nothing was written
+   * @throws IllegalArgumentException as {@link #filter} and {@link #update} do
+   */
+  public boolean updateOne(MongoCollection<?> collection, Bson idFilter, Bson update, long token) {
+    return updateOne(collection, idFilter, update, token, new UpdateOptions());
+  }
+
+  /**
+   * As {@link #updateOne(MongoCollection, Bson, Bson, long)}, with {@code options}. With {@code
+   * upsert(true)} a missing document is inserted (from the equality conditions of {@code idFilter},
+   * typically {@code _id}, plus the update and the fence) and the result is true; a document that
+   * exists with a higher fence makes the upsert's insert collide on its unique key, which is
+   * reported as {@link StaleFencingTokenException}.
+   */
+  public boolean updateOne(
+      MongoCollection<?> collection,
+      Bson idFilter,
+      Bson update,
+      long token,
+      UpdateOptions options) {
+    Objects.requireNonNull(collection, "collection must not be null");
+    Objects.requireNonNull(options, "options must not be null");
+    Bson filter = filter(idFilter, token);
+    Bson fencedUpdate = update(update, token, collection.getCodecRegistry());
+    for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      try {
+        UpdateResult result = collection.updateOne(filter, fencedUpdate, options);
+        if (result.getMatchedCount() > 0 || result.getUpsertedId() != null) {
+          return true;
+        }
+      } catch (MongoWriteException e) {
+        if (!options.isUpsert()
+            || ErrorCategory.fromErrorCode(e.getError().getCode()) != ErrorCategory.DUPLICATE_KEY) {
+          throw e;
+        }
+        // the upsert's insert met the existing document: its fence is above the token (read below)
+      }
+      Long fence = currentFence(collection, idFilter);
+      if (fence == null) {
+        if (!options.isUpsert()) {
+          return false;
+        }
+        // deleted since the upsert collided: try again
+      } else if (fence > token) {
+        throw new StaleFencingTokenException(resource(collection, idFilter), token, fence);
+      }
+      // else inserted, or its fence lowered, since the update: run it again
+    }
+    throw new RedlockTransientException(
+        null,
+        "the fenced update of "
+            + resource(collection, idFilter)
+            + " matched nothing "
+            + ATTEMPTS
+            + " times although the document exists with a fence at most the token: it keeps"
+            + " changing between operations; retry",
+        null);
+  }
+
+  private Bson update(Bson update, long token, CodecRegistry codecs) {
+    if (update == null) {
+      throw new IllegalArgumentException("update must not be null");
+    }
+    requireToken(token);
+    BsonDocument rendered;
+    try {
+      rendered = update.toBsonDocument(BsonDocument.class, codecs);
+    } catch (CodecConfigurationException e) {
+      rendered = null; // values this registry cannot encode: the server checks the shape instead
+    }
+    if (rendered != null) {
+      for (String key : rendered.keySet()) {
+        if (!key.startsWith("$")) {
+          throw new IllegalArgumentException(
+              "update must use update operators such as $set (a replacement document or a"
+                  + " pipeline cannot be fenced), got top-level key '"
+                  + key
+                  + "'");
+        }
+        BsonValue fields = rendered.get(key);
+        if (fields.isDocument() && touchesFence(fields.asDocument())) {
+          throw new IllegalArgumentException(
+              "update must not write the fence field '"
+                  + fenceField
+                  + "' (found in "
+                  + key
+                  + "): the fenced update sets it to the token itself");
+        }
+      }
+    }
+    return Updates.combine(update, Updates.set(fenceField, token));
+  }
+
+  private boolean touchesFence(BsonDocument fields) {
+    for (String path : fields.keySet()) {
+      if (path.equals(fenceField) || path.startsWith(fenceField + ".")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The document's fence (0 if missing or null), or null if there is no document. */
+  private Long currentFence(MongoCollection<?> collection, Bson idFilter) {
+    BsonDocument doc =
+        collection
+            .withDocumentClass(BsonDocument.class)
+            .find(idFilter)
+            .projection(Projections.include(fenceField))
+            .first();
+    if (doc == null) {
+      return null;
+    }
+    BsonValue fence = doc.get(fenceField);
+    if (fence == null || fence.isNull()) {
+      return 0L;
+    }
+    if (!fence.isNumber()) {
+      throw new IllegalStateException(
+          "the fence field '"
+              + fenceField
+              + "' of "
+              + resource(collection, idFilter)
+              + " holds a "
+              + fence.getBsonType()
+              + ", not a number: it must hold only fencing tokens (64-bit integers)");
+    }
+    return fence.asNumber().longValue();
+  }
+
+  private static String resource(MongoCollection<?> collection, Bson idFilter) {
+    String filter;
+    try {
+      filter = idFilter.toBsonDocument(BsonDocument.class, collection.getCodecRegistry()).toJson();
+    } catch (CodecConfigurationException e) {
+      filter = idFilter.toString();
+    }
+    return collection.getNamespace().getFullName() + " " + filter;
+  }
+
+  private static void requireFilter(Bson idFilter) {
+    if (idFilter == null) {
+      throw new IllegalArgumentException(
+          "idFilter must not be null: pass the filter of one document, e.g. Filters.eq(\"_id\", id)");
+    }
+  }
+
+  private static void requireToken(long token) {
+    if (token <= 0) {
+      throw new IllegalArgumentException(
+          "a fencing token is positive, got " + token + "; pass lease.fencingToken()");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "MongoFencedUpdate[" + fenceField + "]";
+  }
+}

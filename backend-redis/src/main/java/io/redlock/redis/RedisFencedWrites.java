@@ -1,0 +1,401 @@
+package io.redlock.redis;
+
+import io.redlock.StaleFencingTokenException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.function.UnaryOperator;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.commands.JedisCommands;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/**
+ * The protected resource's side of fencing when the protected data lives in Redis (the
+ * application's own Redis, not a lock node): writes that carry a lease's {@link
+ * io.redlock.Lease#fencingToken() fencing token} and are applied only if that token is at least the
+ * highest one the key has seen. Check, write and record run in one Lua script, atomically on the
+ * server, so a holder that paused past its validity cannot overwrite the work of a newer holder.
+ *
+ * <pre>{@code
+ * RedisFencedWrites fenced = RedisFencedWrites.over(redisClient); // or a RedisClusterClient, a Jedis
+ * try (Lease lease = redlock.acquire("invoice-42", ttl, maxWait)) {
+ *   fenced.set("invoice:42", json, lease.fencingToken()); // StaleFencingTokenException if stale
+ *   // or: if (!fenced.trySet("invoice:42", json, lease.fencingToken())) { stop }
+ * }
+ * }</pre>
+ *
+ * <p>The convention matches {@link io.redlock.FencingGuard}: a token equal to the highest seen is
+ * accepted again (one lease may write many times), a lower one is refused. The {@code try...}
+ * methods return false when refused; the others throw {@link StaleFencingTokenException}, naming
+ * the key, the refused token and the highest seen.
+ *
+ * <p><b>Storage.</b> The data key is written as usual (a string with {@link #set}, a hash with
+ * {@link #hset}), so other clients read it unchanged. The highest token seen is a decimal integer
+ * in a companion key without expiry, by default {@link #fenceKey(String) fenceKey(key)}:
+ *
+ * <ul>
+ *   <li>{@code fence:{invoice:42}} for a key without hash tag: the whole key becomes the tag;
+ *   <li>{@code fence:{42}:user:{42}:profile} for a key with a hash tag: the same tag, then the key.
+ * </ul>
+ *
+ * Either way the companion hashes to the same Redis Cluster slot as the data key (a script may only
+ * touch keys of one slot), and different data keys never share a companion. The companion outlives
+ * the data key's expiry on purpose: if it expired with the value, a stale holder could write again
+ * once both were gone. It costs one small key per data key; delete it ({@code DEL}) only once no
+ * lease on the key can still write. {@link #withFenceKeys} names companions differently. Value and
+ * fence are written by the same script, so replicas and the AOF receive them together: the fence is
+ * exactly as durable as the data it guards.
+ *
+ * <p>Thread-safe if the client is ({@code RedisClient}, {@code RedisClusterClient}, any pooled
+ * {@code UnifiedJedis}; a plain {@link Jedis} is one connection for one thread at a time). Nothing
+ * is logged, and messages never contain values.
+ */
+public final class RedisFencedWrites {
+
+  /**
+   * Shared by both scripts: KEYS[1] the data key, KEYS[2] its fence key, ARGV[1] the token in
+   * decimal. Returns the highest token seen if it is greater than ARGV[1] (refused, nothing
+   * written); otherwise the data write that follows runs, then the fence is set to ARGV[1], and
+   * ARGV[1] is returned. Data first: if it fails (WRONGTYPE), the script stops with nothing
+   * written. Tokens are compared as decimal strings in two exact halves, because Lua numbers are
+   * doubles, exact only up to 2^53, and tokens may use all 63 bits.
+   */
+  private static final String PROLOGUE =
+      """
+      local function below(a, b)
+        if #a ~= #b then return #a < #b end
+        local cut = #a - 9
+        if cut > 0 then
+          local ha, hb = tonumber(string.sub(a, 1, cut)), tonumber(string.sub(b, 1, cut))
+          if ha ~= hb then return ha < hb end
+          return tonumber(string.sub(a, cut + 1)) < tonumber(string.sub(b, cut + 1))
+        end
+        return tonumber(a) < tonumber(b)
+      end
+      local highest = redis.call('GET', KEYS[2])
+      if highest then
+        if #highest > 19 or not string.match(highest, '^[1-9]%d*$') then
+          return redis.error_reply('ERR fence key ' .. KEYS[2]
+            .. ' does not hold a fencing token; it belongs to RedisFencedWrites, do not reuse it')
+        end
+        if below(ARGV[1], highest) then return highest end
+      end
+      """;
+
+  /** ARGV[2] the value, ARGV[3] the expiry in ms or '' for none. */
+  private static final Script SET =
+      new Script(
+          PROLOGUE
+              + """
+              if ARGV[3] == '' then
+                redis.call('SET', KEYS[1], ARGV[2])
+              else
+                redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+              end
+              redis.call('SET', KEYS[2], ARGV[1])
+              return ARGV[1]
+              """);
+
+  /** ARGV[2..] field, value, field, value, ... (one HSET per pair: no unpack() stack limit). */
+  private static final Script HSET =
+      new Script(
+          PROLOGUE
+              + """
+              for i = 2, #ARGV, 2 do
+                redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+              end
+              redis.call('SET', KEYS[2], ARGV[1])
+              return ARGV[1]
+              """);
+
+  private static final String FENCE_PREFIX = "fence:{";
+
+  private final JedisCommands redis;
+  private final UnaryOperator<String> fenceKeys;
+
+  private RedisFencedWrites(JedisCommands redis, UnaryOperator<String> fenceKeys) {
+    this.redis = redis;
+    this.fenceKeys = fenceKeys;
+  }
+
+  /**
+   * Fenced writes through {@code redis}: a {@code RedisClient}, {@code RedisClusterClient}, {@code
+   * RedisSentinelClient} or any other {@link UnifiedJedis}. The caller keeps owning (and closes)
+   * the client.
+   */
+  public static RedisFencedWrites over(UnifiedJedis redis) {
+    return new RedisFencedWrites(
+        Objects.requireNonNull(redis, "redis must not be null"), RedisFencedWrites::fenceKey);
+  }
+
+  /**
+   * Fenced writes through one {@link Jedis} connection (not thread-safe: one thread at a time, as
+   * for the connection itself). The caller keeps owning (and closes) the connection.
+   */
+  public static RedisFencedWrites over(Jedis redis) {
+    return new RedisFencedWrites(
+        Objects.requireNonNull(redis, "redis must not be null"), RedisFencedWrites::fenceKey);
+  }
+
+  /**
+   * The same writes with companion keys named by {@code naming} (data key in, fence key out)
+   * instead of {@link #fenceKey(String)}, e.g. {@code k -> k + ":fence"} for keys that all carry a
+   * hash tag. On Redis Cluster the name must hash to the data key's slot, else the server refuses
+   * the script with {@code CROSSSLOT}; it must differ from every data key and from every other data
+   * key's companion.
+   */
+  public RedisFencedWrites withFenceKeys(UnaryOperator<String> naming) {
+    Objects.requireNonNull(naming, "naming must not be null");
+    return new RedisFencedWrites(redis, naming);
+  }
+
+  /**
+   * The default companion key that keeps the highest token seen for {@code key}, in {@code key}'s
+   * Redis Cluster slot: {@code fence:{key}} if {@code key} has no hash tag, {@code fence:{tag}:key}
+   * if it has one ({@code tag} being what Redis hashes: the text between the first <code>'&#123;'
+   * </code> and the first <code>'&#125;'</code> after it, when not empty).
+   *
+   * @throws IllegalArgumentException if {@code key} is empty, starts with <code>fence:&#123;</code>
+   *     (it looks like a companion itself), or contains a <code>'&#125;'</code> but no hash tag: no
+   *     other key hashes to its slot for sure, so name the companion with {@link #withFenceKeys}
+   */
+  public static String fenceKey(String key) {
+    requireKey(key);
+    if (key.startsWith(FENCE_PREFIX)) {
+      throw new IllegalArgumentException(
+          "key '"
+              + key
+              + "' starts with '"
+              + FENCE_PREFIX
+              + "', the prefix of the fence keys RedisFencedWrites derives: pass the data key,"
+              + " or name fence keys yourself with withFenceKeys(...)");
+    }
+    int open = key.indexOf('{');
+    if (open >= 0) {
+      int close = key.indexOf('}', open + 1);
+      if (close > open + 1) {
+        return FENCE_PREFIX + key.substring(open + 1, close) + "}:" + key;
+      }
+    }
+    if (key.indexOf('}') >= 0) {
+      throw new IllegalArgumentException(
+          "key '"
+              + key
+              + "' contains '}' but no hash tag, so no derived fence key is sure to share its"
+              + " Redis Cluster slot: give the key a hash tag such as {id}, or name fence keys"
+              + " yourself with withFenceKeys(...)");
+    }
+    return FENCE_PREFIX + key + "}";
+  }
+
+  /**
+   * Sets the string {@code key} to {@code value} (without expiry, as {@code SET} does) if {@code
+   * token} is at least the highest token seen for {@code key}, and records {@code token} as the
+   * highest.
+   *
+   * @return true if written; false if a higher token was seen before (nothing written)
+   * @throws IllegalArgumentException for an empty key, a null value or a token that is not positive
+   */
+  public boolean trySet(String key, String value, long token) {
+    return set(key, value, token, null, false);
+  }
+
+  /**
+   * As {@link #trySet(String, String, long)}, with an expiry ({@code SET ... PX}, rounded up to
+   * whole milliseconds). The fence key does not expire.
+   *
+   * @throws IllegalArgumentException also for an expiry that is not positive
+   */
+  public boolean trySet(String key, String value, long token, Duration expiry) {
+    return set(key, value, token, requireExpiry(expiry), false);
+  }
+
+  /**
+   * Sets the string {@code key} to {@code value} (without expiry) if {@code token} is at least the
+   * highest token seen for {@code key}, and records {@code token} as the highest.
+   *
+   * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
+   * @throws IllegalArgumentException for an empty key, a null value or a token that is not positive
+   */
+  public void set(String key, String value, long token) {
+    set(key, value, token, null, true);
+  }
+
+  /**
+   * As {@link #set(String, String, long)}, with an expiry ({@code SET ... PX}, rounded up to whole
+   * milliseconds). The fence key does not expire.
+   *
+   * @throws IllegalArgumentException also for an expiry that is not positive
+   */
+  public void set(String key, String value, long token, Duration expiry) {
+    set(key, value, token, requireExpiry(expiry), true);
+  }
+
+  /**
+   * Sets {@code fields} of the hash {@code key} ({@code HSET}; other fields stay) if {@code token}
+   * is at least the highest token seen for {@code key}, and records {@code token} as the highest.
+   *
+   * @return true if written; false if a higher token was seen before (nothing written)
+   * @throws IllegalArgumentException for an empty key, no fields, a null field or value, or a token
+   *     that is not positive
+   */
+  public boolean tryHset(String key, Map<String, String> fields, long token) {
+    return hset(key, fields, token, false);
+  }
+
+  /**
+   * Sets {@code fields} of the hash {@code key} ({@code HSET}; other fields stay) if {@code token}
+   * is at least the highest token seen for {@code key}, and records {@code token} as the highest.
+   *
+   * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
+   * @throws IllegalArgumentException for an empty key, no fields, a null field or value, or a token
+   *     that is not positive
+   */
+  public void hset(String key, Map<String, String> fields, long token) {
+    hset(key, fields, token, true);
+  }
+
+  /**
+   * The highest token accepted for {@code key} so far (read from its fence key), or empty if none
+   * was.
+   *
+   * @throws IllegalStateException if the fence key holds something else than a token
+   */
+  public OptionalLong highestAccepted(String key) {
+    String fenceKey = fenceKeyOf(key);
+    String stored = redis.get(fenceKey);
+    if (stored == null) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(Long.parseLong(stored));
+    } catch (NumberFormatException e) {
+      throw new IllegalStateException(
+          "fence key "
+              + fenceKey
+              + " does not hold a fencing token; it belongs to"
+              + " RedisFencedWrites, do not reuse it",
+          e);
+    }
+  }
+
+  private boolean set(String key, String value, long token, Long expiryMs, boolean throwIfStale) {
+    requireToken(token);
+    if (value == null) {
+      throw new IllegalArgumentException("value must not be null (an empty string is allowed)");
+    }
+    String fenceKey = fenceKeyOf(key);
+    List<String> args = List.of(Long.toString(token), value, expiryMs == null ? "" : expiryMs + "");
+    return outcome(key, token, run(SET, key, fenceKey, args), throwIfStale);
+  }
+
+  private boolean hset(String key, Map<String, String> fields, long token, boolean throwIfStale) {
+    requireToken(token);
+    if (fields == null || fields.isEmpty()) {
+      throw new IllegalArgumentException("fields must name at least one field to set");
+    }
+    String fenceKey = fenceKeyOf(key);
+    List<String> args = new ArrayList<>(1 + 2 * fields.size());
+    args.add(Long.toString(token));
+    fields.forEach(
+        (field, value) -> {
+          if (field == null || value == null) {
+            throw new IllegalArgumentException(
+                "fields must not contain null names or values (field " + field + ")");
+          }
+          args.add(field);
+          args.add(value);
+        });
+    return outcome(key, token, run(HSET, key, fenceKey, args), throwIfStale);
+  }
+
+  private String fenceKeyOf(String key) {
+    requireKey(key);
+    String fenceKey = fenceKeys.apply(key);
+    if (fenceKey == null || fenceKey.isEmpty() || fenceKey.equals(key)) {
+      throw new IllegalArgumentException(
+          "the fence key named for '" + key + "' must be non-empty and differ from the data key");
+    }
+    return fenceKey;
+  }
+
+  /**
+   * EVALSHA sends 40 bytes instead of the whole script on every write; a server that does not have
+   * the script cached (first use, restart, failover, SCRIPT FLUSH; in a cluster, each master)
+   * answers NOSCRIPT once, and EVAL then runs and caches it. Both are atomic.
+   */
+  private Object run(Script script, String key, String fenceKey, List<String> args) {
+    List<String> keys = List.of(key, fenceKey);
+    try {
+      return redis.evalsha(script.sha1, keys, args);
+    } catch (JedisNoScriptException e) {
+      return redis.eval(script.source, keys, args);
+    }
+  }
+
+  private static boolean outcome(String key, long token, Object reply, boolean throwIfStale) {
+    String text =
+        reply instanceof byte[] bytes ? new String(bytes, StandardCharsets.UTF_8) : reply + "";
+    long highest = Long.parseLong(text);
+    if (highest == token) {
+      return true;
+    }
+    if (throwIfStale) {
+      throw new StaleFencingTokenException(key, token, highest);
+    }
+    return false;
+  }
+
+  private static void requireKey(String key) {
+    if (key == null || key.isEmpty()) {
+      throw new IllegalArgumentException("key must be a non-empty string");
+    }
+  }
+
+  private static void requireToken(long token) {
+    if (token <= 0) {
+      throw new IllegalArgumentException(
+          "a fencing token is positive, got " + token + "; pass lease.fencingToken()");
+    }
+  }
+
+  private static Long requireExpiry(Duration expiry) {
+    if (expiry == null || expiry.isNegative() || expiry.isZero()) {
+      throw new IllegalArgumentException("expiry must be positive, got " + expiry);
+    }
+    long ms = expiry.toMillis();
+    return expiry.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
+  }
+
+  /** A Lua script with its SHA-1, as EVALSHA names it. */
+  private static final class Script {
+    final String source;
+    final String sha1;
+
+    Script(String source) {
+      this.source = source;
+      try {
+        this.sha1 =
+            HexFormat.of()
+                .formatHex(
+                    MessageDigest.getInstance("SHA-1")
+                        .digest(source.getBytes(StandardCharsets.UTF_8)));
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("every Java runtime has SHA-1", e);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RedisFencedWrites[" + redis.getClass().getSimpleName() + "]";
+  }
+}
