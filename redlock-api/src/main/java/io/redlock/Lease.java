@@ -50,6 +50,21 @@ public interface Lease extends AutoCloseable {
     return List.of();
   }
 
+  /** The nodes (redacted) whose grant this lease counts on, in node order: a majority, or more. */
+  default List<String> grantedNodes() {
+    return List.of();
+  }
+
+  /**
+   * The nodes (redacted) that could not be asked during the acquisition, with why, in node order.
+   * Empty when every node answered. A node listed here with a non-{@linkplain
+   * NodeFailure#isTransient() transient} cause is misconfigured: the quorum has lost fault
+   * tolerance until it is fixed (it is also logged once at WARN).
+   */
+  default List<NodeFailure> failedNodes() {
+    return List.of();
+  }
+
   /** The time left before other clients may acquire the resource; zero once expired or released. */
   Duration remainingValidity();
 

@@ -97,6 +97,13 @@ public interface Redlock extends AutoCloseable {
     return nodes().size() / 2 + 1;
   }
 
+  /**
+   * Every node's health as this client sees it, in the order the nodes were given: whether it
+   * answers, its last error, the calls in flight and the time since its last answer. Cheap (no
+   * network call); safe to call from any thread, e.g. a health check.
+   */
+  List<NodeHealth> health();
+
   /** The settings in force. */
   RedlockSettings settings();
 

@@ -224,6 +224,19 @@ public final class RedlockBuilder {
     return this;
   }
 
+  /**
+   * Whether a node that fails in a way no retry will fix (a wrong password, a missing table, an
+   * unknown host) fails the acquisition at once with {@link NodesMisconfiguredException}, even when
+   * the other nodes make a majority. Off by default: such a node is outvoted, logged once at WARN
+   * and listed in {@link Lease#failedNodes()}, and the quorum runs without its fault tolerance
+   * until someone fixes it. Either way, when such nodes leave too few for a majority, acquisition
+   * stops at once with that exception instead of retrying.
+   */
+  public RedlockBuilder strictNodes(boolean strict) {
+    settings = settings.withStrictNodes(strict);
+    return this;
+  }
+
   /** Switches restart quarantine off (the default), e.g. for tests that restart nodes at will. */
   public RedlockBuilder noRestartQuarantine() {
     settings = settings.withRestartQuarantine(null);

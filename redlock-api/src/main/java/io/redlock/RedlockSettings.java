@@ -24,6 +24,9 @@ import java.util.Objects;
  *     quarantine: a node whose lock state is not durable counts only once it has been up for this
  *     long (plus the drift allowance), and no lease may ask for a longer TTL; {@code null} for off
  *     (the default). See {@link RedlockBuilder#restartQuarantine(Duration)}.
+ * @param strictNodes whether a node that fails in a way no retry fixes (a wrong password, a missing
+ *     table) fails the acquisition even when the other nodes make a majority (default off: such a
+ *     node is outvoted, logged once at WARN and listed in {@link Lease#failedNodes()})
  */
 public record RedlockSettings(
     double driftFactor,
@@ -35,7 +38,8 @@ public record RedlockSettings(
     Duration minValidity,
     int maxExtensions,
     boolean fencing,
-    Duration restartQuarantine) {
+    Duration restartQuarantine,
+    boolean strictNodes) {
 
   private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(10);
   private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
@@ -101,7 +105,8 @@ public record RedlockSettings(
         Duration.ofMillis(1),
         10_000,
         false,
-        null);
+        null,
+        false);
   }
 
   /** The per-node timeout used for calls on a lock of this TTL. */
@@ -182,6 +187,13 @@ public record RedlockSettings(
     return c.build();
   }
 
+  /** A copy in which a node failing non-transiently fails the acquisition, or not. */
+  public RedlockSettings withStrictNodes(boolean value) {
+    Copy c = new Copy(this);
+    c.strictNodes = value;
+    return c.build();
+  }
+
   /** True if restart quarantine is on. */
   public boolean restartQuarantineEnabled() {
     return restartQuarantine != null;
@@ -199,6 +211,7 @@ public record RedlockSettings(
     int maxExtensions;
     boolean fencing;
     Duration restartQuarantine;
+    boolean strictNodes;
 
     Copy(RedlockSettings s) {
       driftFactor = s.driftFactor;
@@ -211,6 +224,7 @@ public record RedlockSettings(
       maxExtensions = s.maxExtensions;
       fencing = s.fencing;
       restartQuarantine = s.restartQuarantine;
+      strictNodes = s.strictNodes;
     }
 
     RedlockSettings build() {
@@ -224,7 +238,8 @@ public record RedlockSettings(
           minValidity,
           maxExtensions,
           fencing,
-          restartQuarantine);
+          restartQuarantine,
+          strictNodes);
     }
   }
 

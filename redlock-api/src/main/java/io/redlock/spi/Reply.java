@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -18,10 +17,9 @@ import java.util.function.Supplier;
  * answer (multiplexing) instead of needing a thread per node.
  *
  * <p>Exactly one of two things happens to every reply: {@link #await} returns or throws an answer
- * or failure; or {@code await} times out (or is interrupted) and the engine calls {@link #abandon}
- * so that an answer arriving late is not lost (a late "acquired" must be released, or its key would
- * linger until its TTL ran out). A backend must therefore not treat an interrupted {@code await} as
- * the call's end: the call may still go out, and {@code abandon} follows.
+ * or failure; or {@code await} times out (or is interrupted) and the engine calls {@link #abandon}.
+ * A backend must therefore not treat an interrupted {@code await} as the call's end: {@code
+ * abandon} follows.
  *
  * @param <T> the answer's type
  */
@@ -39,11 +37,23 @@ public interface Reply<T> {
   T await(Duration timeout);
 
   /**
-   * Gives up on this reply after {@link #await} timed out. If the node answers later, the backend
-   * passes the answer to {@code lateAnswer} (on any thread) and frees whatever the call held
-   * (connections). A late failure is dropped. Called at most once.
+   * Gives up on this reply after {@link #await} timed out or was interrupted. Called at most once.
+   *
+   * <ul>
+   *   <li>A call the backend has <b>not sent yet</b> (still queued for a worker or a connection) is
+   *       <b>dropped</b>: never sent. Run late, it would only load a node that is already slow and
+   *       hold a connection that a fresh call needs.
+   *   <li>A call <b>already sent</b> is read to its end in the background, within the backend's own
+   *       timeouts, and whatever it held (a connection) is freed at once when it ends.
+   * </ul>
+   *
+   * <p>Either way the backend then calls {@code ended} exactly once, on any thread (possibly this
+   * one, before {@code abandon} returns): with the answer if one came, or with {@code null} if none
+   * will (dropped, failed, or no answer within the backend's timeout). The engine uses it to
+   * release a late "acquired" and to know when the node has no more calls in flight; it must return
+   * quickly.
    */
-  void abandon(Consumer<? super T> lateAnswer);
+  void abandon(Consumer<? super T> ended);
 
   /**
    * Whether {@link #await} would run the call on the awaiting thread: the call waits in a backend's
@@ -78,18 +88,17 @@ public interface Reply<T> {
 
   /**
    * Runs a blocking operation on {@code executor}: the way for backends built on blocking drivers
-   * (JDBC, for example) to let the engine fan out without waiting for each node in turn. A full or
-   * shut-down executor gives a failed reply.
+   * to let the engine fan out without waiting for each node in turn. A call still queued when the
+   * engine abandons its reply is dropped ({@link #abandon}). A full or shut-down executor gives a
+   * failed reply.
    */
   static <T> Reply<T> supplyAsync(Supplier<T> operation, Executor executor, String node) {
     Objects.requireNonNull(operation, "operation");
-    try {
-      return new FutureReply<>(CompletableFuture.supplyAsync(operation, executor), node);
-    } catch (RejectedExecutionException e) {
-      return failed(
-          new RedlockTransientException(
-              node, "the node's worker pool refused the call (closed or overloaded)", e));
-    }
+    Objects.requireNonNull(executor, "executor");
+    StealableReply<T> reply =
+        new StealableReply<>(budget -> operation.get(), () -> false, executor, node);
+    reply.dispatch(); // a refusal fails the reply
+    return reply;
   }
 
   /**
@@ -207,8 +216,8 @@ public interface Reply<T> {
     }
 
     @Override
-    public void abandon(Consumer<? super T> lateAnswer) {
-      future.thenAccept(lateAnswer);
+    public void abandon(Consumer<? super T> ended) {
+      future.whenComplete((value, failure) -> ended.accept(failure == null ? value : null));
     }
   }
 }

@@ -20,8 +20,8 @@ import java.util.function.Consumer;
  * itself, so no worker is woken for nothing. Anything else queues it, so that it never starts later
  * than it would have: the engine awaiting another reply first ({@link Reply#awaiting}), the await
  * loop ending by any path ({@link Reply#dispatchDeferred}), another fan-out beginning, the engine
- * asking {@link #runsOnAwait} when it may no longer run inline, an {@link #await} that cannot run
- * it, and {@link #abandon}.
+ * asking {@link #runsOnAwait} when it may no longer run inline, and an {@link #await} that cannot
+ * run it. {@link #abandon} drops a call that no thread has started.
  */
 final class StealableReply<T> implements Reply<T>, Runnable {
   private static final VarHandle TAKEN;
@@ -194,10 +194,14 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     return value;
   }
 
+  /** A call no thread has started is dropped; a running one ends in the background. */
   @Override
-  public void abandon(Consumer<? super T> lateAnswer) {
-    dispatch(); // a kept-back call still runs, as a queued one would
-    future.thenAccept(lateAnswer);
+  public void abandon(Consumer<? super T> ended) {
+    if (TAKEN.compareAndSet(this, false, true)) {
+      future.completeExceptionally(
+          new RedlockTransientException(node, "dropped: abandoned before it was sent", null));
+    }
+    future.whenComplete((value, failure) -> ended.accept(failure == null ? value : null));
   }
 
   @Override

@@ -376,8 +376,8 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("an abandoned kept-back call still runs and reports its late answer")
-    void abandonedRuns() {
+    @DisplayName("an abandoned kept-back call is dropped, never run, and ends with no answer")
+    void abandonedIsDropped() {
       ManualExecutor executor = new ManualExecutor();
       Recorder op = new Recorder();
       Reply.beginFanOut();
@@ -385,9 +385,54 @@ class StealableReplyTest {
       Reply.endFanOut();
       List<String> late = new ArrayList<>();
       reply.abandon(late::add);
+      Reply.dispatchDeferred();
       executor.runAll();
-      assertThat(op.threads).hasSize(1);
-      assertThat(late).containsExactly("answer");
+      assertThat(op.threads).isEmpty();
+      assertThat(late).containsExactly((String) null);
+    }
+
+    @Test
+    @DisplayName(
+        "an abandoned call still queued for a worker is dropped when the worker gets to it")
+    void abandonedQueuedIsDropped() {
+      ManualExecutor executor = new ManualExecutor();
+      Recorder op = new Recorder();
+      Reply<String> reply = Reply.supplyAsync(() -> op.run(null), executor, "node-a");
+      List<String> late = new ArrayList<>();
+      reply.abandon(late::add);
+      executor.runAll();
+      assertThat(op.threads).isEmpty();
+      assertThat(late).containsExactly((String) null);
+    }
+
+    @Test
+    @DisplayName("an abandoned call that is running reports its late answer when it ends")
+    void abandonedRunningReportsLate() throws Exception {
+      java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch finish = new java.util.concurrent.CountDownLatch(1);
+      List<String> late = new java.util.concurrent.CopyOnWriteArrayList<>();
+      ManualExecutor executor = new ManualExecutor();
+      Reply<String> reply =
+          Reply.supplyAsync(
+              () -> {
+                running.countDown();
+                try {
+                  finish.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                return "late";
+              },
+              executor,
+              "node-a");
+      Thread worker = new Thread(executor::runAll);
+      worker.start();
+      running.await();
+      reply.abandon(late::add);
+      assertThat(late).isEmpty();
+      finish.countDown();
+      worker.join(10_000);
+      assertThat(late).containsExactly("late");
     }
 
     @Test

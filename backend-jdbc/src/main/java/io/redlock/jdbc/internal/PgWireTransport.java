@@ -349,11 +349,16 @@ public final class PgWireTransport implements AutoCloseable {
       }
       return new PgWireReply<>(this, call, idle);
     }
-    // the table must be checked first, or no connection is idle: a worker does it and sends
+    // the table must be checked first, or no connection is idle: a worker does it and sends,
+    // unless the reply was abandoned meanwhile
     CompletableFuture<Object[]> sent = new CompletableFuture<>();
+    PgWireReply<T> reply = new PgWireReply<>(this, operation, sent);
     try {
       executor.execute(
           () -> {
+            if (!reply.stillWanted()) {
+              return;
+            }
             PgWireConnection c = null;
             try {
               Call<T> call =
@@ -364,6 +369,10 @@ public final class PgWireTransport implements AutoCloseable {
                       parameters,
                       meaning);
               c = pool.borrow(settings.connectTimeout());
+              if (!reply.claimSend()) {
+                giveBack(c);
+                return;
+              }
               send(c, call);
               sent.complete(new Object[] {c, call});
             } catch (IOException e) {
@@ -381,7 +390,7 @@ public final class PgWireTransport implements AutoCloseable {
           new RedlockTransientException(
               node, "the node's worker pool refused the call (closed or overloaded)", e));
     }
-    return new PgWireReply<>(this, operation, sent);
+    return reply;
   }
 
   private void send(PgWireConnection c, Call<?> call) throws IOException {
@@ -507,6 +516,10 @@ public final class PgWireTransport implements AutoCloseable {
     private T answer;
     private RuntimeException failure;
     private boolean abandoned;
+
+    /** For a statement a worker sends later: 0 may still be sent, 1 sending, 2 dropped. */
+    private final java.util.concurrent.atomic.AtomicInteger sendState =
+        new java.util.concurrent.atomic.AtomicInteger();
 
     PgWireReply(PgWireTransport transport, Call<T> call, PgWireConnection connection) {
       this.transport = transport;
@@ -667,37 +680,54 @@ public final class PgWireTransport implements AutoCloseable {
       return type;
     }
 
+    /** Whether a worker may still send the statement: false once the reply was abandoned. */
+    boolean stillWanted() {
+      return sendState.get() == 0;
+    }
+
+    /** Claims the sending; false if the reply was abandoned (then it is never sent). */
+    boolean claimSend() {
+      return sendState.compareAndSet(0, 1);
+    }
+
     @Override
-    public synchronized void abandon(Consumer<? super T> lateAnswer) {
+    public synchronized void abandon(Consumer<? super T> ended) {
       if (abandoned) {
         return;
       }
       abandoned = true;
       if (finished) {
-        return; // the answer was read already and the connection is back in the pool
+        ended.accept(failure == null ? answer : null); // the connection is back in the pool
+        return;
       }
       if (sentNow != null) {
         call = callNow;
-        readLateInBackground(sentNow, lateAnswer);
+        readLateInBackground(sentNow, ended);
+        return;
+      }
+      if (sendState.compareAndSet(0, 2)) {
+        ended.accept(null); // never sent
         return;
       }
       sent.whenComplete(
           (pair, sendFailure) -> {
             if (pair == null) {
-              return; // nothing was sent: there is no late answer
+              ended.accept(null); // the send failed: there is no late answer
+              return;
             }
             synchronized (this) {
               @SuppressWarnings("unchecked")
               Call<T> c = (Call<T>) pair[1];
               call = c;
             }
-            readLateInBackground((PgWireConnection) pair[0], lateAnswer);
+            readLateInBackground((PgWireConnection) pair[0], ended);
           });
     }
 
     private void readLateInBackground(PgWireConnection c, Consumer<? super T> lateAnswer) {
       if (!transport.runInBackground(() -> readLate(c, lateAnswer))) {
         transport.discard(c); // the node is closed: nobody will read the answer
+        lateAnswer.accept(null);
       }
     }
 
@@ -711,10 +741,12 @@ public final class PgWireTransport implements AutoCloseable {
         transport.discard(c); // still no answer: the connection's state is unknown for good
         log.debug(
             "{}: no late answer to {} within the socket timeout", transport.node(), operation);
+        lateAnswer.accept(null);
         return;
       } catch (RuntimeException e) {
         log.debug("{}: late answer to {} failed: {}", transport.node(), operation, e.toString());
-        return; // a late failure is dropped; read() gave back or closed the connection
+        lateAnswer.accept(null); // read() gave back or closed the connection
+        return;
       }
       try {
         lateAnswer.accept(value);

@@ -446,12 +446,8 @@ public final class MongoNode {
             throw MongoErrors.translate(e, name, operation, settings);
           }
         };
-    // A release must reach the server even when nobody waits for its answer: the engine sends
-    // releases fire-and-forget (abandoned at once) to clean up late grants, and a skipped one
-    // would leave the key held until its TTL runs out. Other calls may be skipped if abandoned.
-    return "release".equals(operation)
-        ? Reply.supplyAsync(translated, workers, name)
-        : QueuedReply.submit(translated, workers, name);
+    // a call the engine abandons before a worker takes it is never sent
+    return Reply.supplyAsync(translated, workers, name);
   }
 
   /**

@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,11 +19,14 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
- * The reply to one command sent on one pooled connection. {@link #await} reads it on the caller's
- * thread within the caller's timeout; a timeout leaves the connection untouched so that {@link
- * #abandon} can hand it to a background reader, which reads the late answer within the node's
- * socket timeout. Either way the connection goes back to the pool (or is closed if its state is
- * unknown) exactly once.
+ * The reply to one command on one pooled connection. {@link #await} reads it on the caller's thread
+ * within the caller's timeout; a timeout leaves the connection untouched so that {@link #abandon}
+ * can hand it to a late reader, which reads the answer within the node's socket timeout. Either way
+ * the connection goes back to the pool (or is closed if its state is unknown) exactly once.
+ *
+ * <p>A command that waits for a connection (none was idle) is sent by the node's background thread
+ * once it has one, unless the reply was abandoned first: then it is never sent ({@link
+ * #claimSend}).
  */
 final class PendingReply<T> implements Reply<T> {
   private static final Logger log = LoggerFactory.getLogger(PendingReply.class);
@@ -36,6 +40,13 @@ final class PendingReply<T> implements Reply<T> {
 
   /** Otherwise: the connection, once a background thread has sent the command on it. */
   private final CompletableFuture<MuxConnection> sent;
+
+  private static final int WAITING = 0;
+  private static final int SENDING = 1;
+  private static final int DROPPED = 2;
+
+  /** For a command sent later: whether it may still be sent, is being sent, or was dropped. */
+  private final AtomicInteger sendState = new AtomicInteger(WAITING);
 
   // guarded by this
   private boolean finished;
@@ -193,36 +204,57 @@ final class PendingReply<T> implements Reply<T> {
         Math.min(Integer.MAX_VALUE, Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
   }
 
+  /**
+   * Whether the background thread may still send the command: false once the reply was abandoned.
+   * Called before waiting for a connection, to skip an abandoned call cheaply.
+   */
+  boolean stillWanted() {
+    return sendState.get() == WAITING;
+  }
+
+  /** Claims the sending of the command; false if the reply was abandoned (then do not send). */
+  boolean claimSend() {
+    return sendState.compareAndSet(WAITING, SENDING);
+  }
+
   @Override
-  public synchronized void abandon(Consumer<? super T> lateAnswer) {
+  public synchronized void abandon(Consumer<? super T> ended) {
     if (abandoned) {
       return;
     }
     abandoned = true;
     if (finished) {
-      return; // the answer was read already and the connection is back in the pool
+      // the answer was read already and the connection is back in the pool
+      ended.accept(failure == null ? answer : null);
+      return;
     }
     if (sentNow != null) {
-      readLateInBackground(sentNow, lateAnswer);
+      readLateInBackground(sentNow, ended);
+      return;
+    }
+    if (sendState.compareAndSet(WAITING, DROPPED)) {
+      ended.accept(null); // never sent: there is no answer to wait for
       return;
     }
     sent.whenComplete(
         (connection, sendFailure) -> {
           if (connection == null) {
-            return; // nothing was sent: there is no late answer
+            ended.accept(null); // the send failed: there is no late answer
+          } else {
+            readLateInBackground(connection, ended);
           }
-          readLateInBackground(connection, lateAnswer);
         });
   }
 
-  private void readLateInBackground(MuxConnection connection, Consumer<? super T> lateAnswer) {
-    Runnable reader = () -> readLate(connection, lateAnswer);
-    if (!node.runInBackground(reader)) {
+  private void readLateInBackground(MuxConnection connection, Consumer<? super T> ended) {
+    Runnable reader = () -> readLate(connection, ended);
+    if (!node.readLate(reader)) {
       node.discard(connection); // the node is closed: nobody will read the answer
+      ended.accept(null);
     }
   }
 
-  private void readLate(MuxConnection connection, Consumer<? super T> lateAnswer) {
+  private void readLate(MuxConnection connection, Consumer<? super T> ended) {
     T value;
     try {
       value = read(connection, System.nanoTime() + node.socketTimeoutMillis() * 1_000_000L);
@@ -232,14 +264,16 @@ final class PendingReply<T> implements Reply<T> {
           "{}: no late reply to {} within the socket timeout",
           node.name(),
           operation.description());
+      ended.accept(null);
       return;
     } catch (RuntimeException e) {
       log.debug(
           "{}: late reply to {} failed: {}", node.name(), operation.description(), e.toString());
-      return; // a late failure is dropped; read() gave back or closed the connection
+      ended.accept(null); // read() gave back or closed the connection
+      return;
     }
     try {
-      lateAnswer.accept(value);
+      ended.accept(value);
     } catch (RuntimeException e) {
       log.warn(
           "{}: the handler of a late reply to {} failed", node.name(), operation.description(), e);

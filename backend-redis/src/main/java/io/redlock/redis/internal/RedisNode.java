@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -41,8 +42,8 @@ import redis.clients.jedis.util.SafeEncoder;
  * <p>Each call takes a connection, writes the command and returns at once; the returned reply reads
  * the answer on the thread that awaits it and then gives the connection back. When no idle
  * connection is there, taking (or opening) one happens on the node's small background executor so
- * that the caller never waits for a connect. The same executor reads late replies of abandoned
- * calls.
+ * that the caller never waits for a connect; a call abandoned meanwhile is never sent. Late replies
+ * of abandoned calls are read on threads of their own.
  */
 public final class RedisNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(RedisNode.class);
@@ -69,6 +70,10 @@ public final class RedisNode implements LockNode {
   private final RedisErrors errors;
   private final MuxPool pool;
   private final ThreadPoolExecutor background;
+
+  /** Reads the late answers of abandoned calls: one thread per connection at most, no queue. */
+  private final ThreadPoolExecutor lateReaders;
+
   private final AtomicBoolean closed = new AtomicBoolean();
 
   /** The server's incarnation as seen on new connections, for {@link #status()}. */
@@ -201,6 +206,14 @@ public final class RedisNode implements LockNode {
             new LinkedBlockingQueue<>(16 * settings.poolSize()),
             daemonThreads(name));
     background.allowCoreThreadTimeOut(true);
+    this.lateReaders =
+        new ThreadPoolExecutor(
+            0,
+            settings.poolSize(),
+            10,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            daemonThreads("late replies " + name));
     warmUp();
   }
 
@@ -629,12 +642,20 @@ public final class RedisNode implements LockNode {
       }
     }
     CompletableFuture<MuxConnection> sent = new CompletableFuture<>();
+    PendingReply<T> reply = new PendingReply<>(this, operation, command, sent);
     try {
       background.execute(
           () -> {
+            if (!reply.stillWanted()) {
+              return; // abandoned while it waited here: never sent
+            }
             MuxConnection connection = null;
             try {
               connection = borrow();
+              if (!reply.claimSend()) {
+                giveBack(connection); // abandoned while it waited for a connection
+                return;
+              }
               connection.send(command);
               sent.complete(connection);
             } catch (Throwable e) {
@@ -655,7 +676,7 @@ public final class RedisNode implements LockNode {
                   + " check that the node is not stalled",
               e));
     }
-    return new PendingReply<>(this, operation, command, sent);
+    return reply;
   }
 
   /** An idle pooled connection, or null if none is idle (never waits for one). */
@@ -688,10 +709,14 @@ public final class RedisNode implements LockNode {
     }
   }
 
-  /** Runs a late-reply reader; false if the node is closed or overloaded. */
-  boolean runInBackground(Runnable task) {
+  /**
+   * Runs a late-reply reader on a thread of its own; false if the node is closed. Readers have
+   * their own threads, at most one per connection, so that they never wait behind calls that wait
+   * for the connections only the readers give back.
+   */
+  boolean readLate(Runnable reader) {
     try {
-      background.execute(task);
+      lateReaders.execute(reader);
       return true;
     } catch (RejectedExecutionException e) {
       return false;
@@ -730,6 +755,7 @@ public final class RedisNode implements LockNode {
       return;
     }
     background.shutdown();
+    lateReaders.shutdown();
     notifications.close();
     try {
       pool.close();

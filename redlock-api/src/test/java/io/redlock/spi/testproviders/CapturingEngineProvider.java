@@ -55,6 +55,11 @@ public final class CapturingEngineProvider implements RedlockEngineProvider {
     }
 
     @Override
+    public List<io.redlock.NodeHealth> health() {
+      return List.of();
+    }
+
+    @Override
     public RedlockSettings settings() {
       return config.settings();
     }

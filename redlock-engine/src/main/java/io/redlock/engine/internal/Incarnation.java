@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe; one instance per node, shared by every acquisition.
  */
-final class NodeHealth {
-  private static final Logger LOG = LoggerFactory.getLogger(NodeHealth.class);
+final class Incarnation {
+  private static final Logger LOG = LoggerFactory.getLogger(Incarnation.class);
 
   private final String name;
   private final long quarantineNanos;
@@ -32,7 +32,7 @@ final class NodeHealth {
   private boolean quarantined;
   private String problem;
 
-  NodeHealth(String name, long quarantineNanos) {
+  Incarnation(String name, long quarantineNanos) {
     this.name = name;
     this.quarantineNanos = quarantineNanos;
   }

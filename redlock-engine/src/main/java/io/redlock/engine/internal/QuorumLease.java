@@ -1,7 +1,10 @@
 package io.redlock.engine.internal;
 
 import io.redlock.Lease;
+import io.redlock.NodeFailure;
 import io.redlock.ReleaseOutcome;
+import io.redlock.spi.NodeStatus;
+import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
@@ -48,23 +51,73 @@ final class QuorumLease implements Lease {
   /** The first release's outcome, returned again by later calls. Guarded by lock. */
   private ReleaseOutcome released;
 
-  QuorumLease(QuorumRedlock redlock, String resource, String token, Duration ttl) {
+  /** Ticker reading at which the acquisition began: the validity counts from it. */
+  private final long startedAt;
+
+  QuorumLease(QuorumRedlock redlock, String resource, String token, Duration ttl, long startedAt) {
     this.redlock = redlock;
     this.resource = resource;
     this.token = token;
     this.ttl = ttl;
+    this.startedAt = startedAt;
   }
 
+  long startedAt() {
+    return startedAt;
+  }
+
+  /** Which nodes granted (a reference kept, not copied), and who failed; set once. */
+  private boolean[] granted;
+
+  private List<NodeFailure> failures;
+
+  /** Records who granted and who failed, before activation. */
+  void granted(boolean[] granted, List<NodeFailure> failures) {
+    this.granted = granted;
+    this.failures = failures;
+  }
+
+  @Override
+  public List<String> grantedNodes() {
+    boolean[] g = granted;
+    if (g == null) {
+      return List.of();
+    }
+    List<String> out = new java.util.ArrayList<>(g.length);
+    for (int i = 0; i < g.length; i++) {
+      if (g[i] && !quarantined.contains(redlock.quorum.names[i])) {
+        out.add(redlock.quorum.names[i]);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  @Override
+  public List<NodeFailure> failedNodes() {
+    List<NodeFailure> f = failures;
+    if (f == null || f.isEmpty()) {
+      return List.of();
+    }
+    List<String> order = redlock.quorum.nameList;
+    return f.stream()
+        .sorted(java.util.Comparator.comparingInt(x -> order.indexOf(x.node())))
+        .toList();
+  }
+
+  /** Records what the safety round confirmed: the fencing token (0 if none), quarantined nodes. */
+  void confirmed(long fence, List<String> quarantined) {
+    this.fence = fence;
+    this.quarantined = quarantined;
+  }
+
+  /** Activates the lease; the volatile write publishes the fields {@link #confirmed} set. */
   void activate(long validUntil) {
     this.validUntil = validUntil;
     this.state = ACTIVE;
   }
 
-  /** Activates a lease of the safety path, with its fencing token (0 if none). */
-  void activate(long validUntil, long fence, List<String> quarantined) {
-    this.fence = fence;
-    this.quarantined = quarantined;
-    activate(validUntil); // the volatile write publishes the two fields above
+  boolean hasFence() {
+    return fence != 0;
   }
 
   void markDone() {
@@ -120,27 +173,31 @@ final class QuorumLease implements Lease {
     return extensions;
   }
 
+  private void checkExtensible() {
+    if (state != ACTIVE) {
+      throw new IllegalStateException(
+          "the lease on '"
+              + resource
+              + "' was released; acquire a new lease instead of extending this one");
+    }
+    int max = redlock.settings.maxExtensions();
+    if (extensions >= max) {
+      throw new IllegalStateException(
+          "the lease on '"
+              + resource
+              + "' was already extended "
+              + extensions
+              + " times, the maximum (maxExtensions "
+              + max
+              + "); release it and acquire a new lease, or raise maxExtensions");
+    }
+  }
+
   @Override
   public boolean extend(Duration newTtl) {
     long ttlNanos = redlock.checkTtl(newTtl);
     synchronized (lock) {
-      if (state != ACTIVE) {
-        throw new IllegalStateException(
-            "the lease on '"
-                + resource
-                + "' was released; acquire a new lease instead of extending this one");
-      }
-      int max = redlock.settings.maxExtensions();
-      if (extensions >= max) {
-        throw new IllegalStateException(
-            "the lease on '"
-                + resource
-                + "' was already extended "
-                + extensions
-                + " times, the maximum (maxExtensions "
-                + max
-                + "); release it and acquire a new lease, or raise maxExtensions");
-      }
+      checkExtensible();
       long start = redlock.ticker.read();
       long oldValidUntil = validUntil;
       long left = oldValidUntil - start;
@@ -152,12 +209,7 @@ final class QuorumLease implements Lease {
       long nodeTimeout = redlock.nodeTimeoutNanos(newTtl);
       // Waiting beyond the current validity is pointless: a majority must answer before it.
       long deadline = start + Math.min(nodeTimeout, left);
-      Tally tally = new Tally();
-      if (redlock.safety != null && redlock.safety.quarantine()) {
-        redlock.safety.extendAll(resource, token, newTtl, deadline, tally);
-      } else {
-        redlock.extendAll(resource, token, newTtl, deadline, tally);
-      }
+      Tally tally = extendAll(newTtl, deadline);
       long end = redlock.ticker.read();
       // Every key this call extended expires no earlier than start + ttl on its node's clock.
       long newValidUntil = start + ttlNanos - driftNanos;
@@ -171,7 +223,7 @@ final class QuorumLease implements Lease {
               "extended '{}' on {} of {} nodes, validity {} ms",
               resource,
               tally.yes,
-              redlock.nodes.length,
+              redlock.quorum.size(),
               (newValidUntil - end) / 1_000_000);
         }
         return true;
@@ -186,13 +238,58 @@ final class QuorumLease implements Lease {
             "extend of '{}' failed: {} of {} nodes agreed{}, quorum {}; unreachable: {}",
             resource,
             tally.yes,
-            redlock.nodes.length,
+            redlock.quorum.size(),
             tally.quorumReached && !inTime ? " after the validity ran out" : "",
-            redlock.quorum,
-            redlock.inNodeOrder(tally.failed));
+            redlock.quorum.quorum,
+            redlock.quorum.inNodeOrder(tally.failed));
       }
       return false;
     }
+  }
+
+  /**
+   * Compare-and-extend on every node, awaited until {@code deadline}: the tally's yes votes and
+   * when they reached the quorum. With restart quarantine a node's yes counts only if its status,
+   * asked right after the yes, passes.
+   */
+  private Tally extendAll(Duration newTtl, long deadline) {
+    Quorum quorum = redlock.quorum;
+    Safety safety = redlock.safety;
+    boolean judged = safety != null && safety.quarantine();
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    Reply<NodeStatus>[] statuses = judged ? new Reply[quorum.size()] : null;
+    long start = redlock.ticker.read();
+    Tally tally = new Tally();
+    quorum.fanOut.run(
+        "extend",
+        new FanOut.Policy<Boolean>() {
+          @Override
+          public Reply<Boolean> start(int node) {
+            return quorum.nodes[node].extend(resource, token, newTtl);
+          }
+
+          @Override
+          public void answered(int node, Boolean extended) {
+            if (!Boolean.TRUE.equals(extended)) {
+              tally.no++;
+            } else if (judged) {
+              statuses[node] = safety.startStatus(node);
+            } else {
+              tally.yes(quorum.quorum, redlock.ticker.read());
+            }
+          }
+
+          @Override
+          public void failed(int node, RuntimeException failure) {
+            tally.fail(quorum.names[node], failure);
+          }
+          // a late "extended" only keeps our own key a little longer: nothing to undo
+        },
+        deadline);
+    if (judged) {
+      safety.judgeExtension(statuses, deadline, start, tally);
+    }
+    return tally;
   }
 
   @Override
@@ -203,7 +300,8 @@ final class QuorumLease implements Lease {
       }
       // Mark first: a late "acquired" from the acquisition now releases itself.
       state = DONE;
-      ReleaseOutcome outcome = redlock.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
+      ReleaseOutcome outcome =
+          redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
       released = outcome;
       redlock.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
       if (LOG.isDebugEnabled()) {

@@ -2,19 +2,18 @@ package io.redlock.engine.internal;
 
 import io.redlock.Lease;
 import io.redlock.LockTimeoutException;
-import io.redlock.NodeTimeoutException;
+import io.redlock.NodeFailure;
+import io.redlock.NodeHealth;
+import io.redlock.NodesMisconfiguredException;
 import io.redlock.Redlock;
 import io.redlock.RedlockSettings;
-import io.redlock.ReleaseOutcome;
 import io.redlock.Ticker;
-import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
@@ -65,11 +64,11 @@ final class QuorumRedlock implements Redlock {
   private static final RandomGenerator THREAD_LOCAL_RANDOM =
       () -> ThreadLocalRandom.current().nextLong();
 
-  final LockNode[] nodes;
-  final String[] names;
+  /** The nodes, their names and majority, the fan-out and the nodes' health. */
+  final Quorum quorum;
 
-  /** The order fan-outs start and await the nodes in: slowest first, as measured. */
-  final FanOutOrder fanOutOrder;
+  private final LockNode[] nodes;
+  private final String[] names;
 
   /** Which nodes declare release notifications ({@link LockNode#onRelease}). */
   private final boolean[] notifies;
@@ -79,7 +78,6 @@ final class QuorumRedlock implements Redlock {
   final Ticker ticker;
   private final Sleeper sleeper;
   private final RandomGenerator random;
-  final int quorum;
 
   /** The coarsest TTL precision among the nodes: a TTL must suit every node. */
   private final Duration ttlPrecision;
@@ -96,22 +94,28 @@ final class QuorumRedlock implements Redlock {
   private volatile TtlTiming lastTiming;
 
   QuorumRedlock(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
-    this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM);
+    this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM, true);
   }
 
-  /** For tests: a fake ticker, a sleeper that moves it, a seeded random source. */
+  /**
+   * For tests: a fake ticker, a sleeper that moves it, a seeded random source, and whether to check
+   * the nodes' durability in the background after build (its status calls would move a fake ticker
+   * behind the test's back).
+   */
   QuorumRedlock(
       List<LockNode> nodes,
       RedlockSettings settings,
       Ticker ticker,
       Sleeper sleeper,
-      RandomGenerator random) {
+      RandomGenerator random,
+      boolean checkDurability) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
     this.random = Objects.requireNonNull(random, "random");
-    this.nodes = nodes.toArray(new LockNode[0]);
-    if (this.nodes.length == 0) {
+    LockNode[] nodeArray = nodes.toArray(new LockNode[0]);
+    this.nodes = nodeArray;
+    if (nodeArray.length == 0) {
       throw new IllegalArgumentException("a Redlock needs at least one node");
     }
     this.names = new String[this.nodes.length];
@@ -136,14 +140,13 @@ final class QuorumRedlock implements Redlock {
         precision = p;
       }
     }
-    this.nameList = List.of(names);
-    this.fanOutOrder = new FanOutOrder(names);
+    this.quorum = new Quorum(nodeArray, names, ticker);
+    this.nameList = quorum.nameList;
     this.ttlPrecision = precision;
-    this.quorum = this.nodes.length / 2 + 1;
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
-    this.safety = Safety.create(this);
+    this.safety = Safety.create(quorum, settings, checkDurability);
     if (LOG.isDebugEnabled()) {
-      LOG.debug("Redlock over {} nodes (quorum {}): {}", names.length, quorum, nameList);
+      LOG.debug("Redlock over {} nodes (quorum {}): {}", names.length, quorum.quorum, nameList);
     }
   }
 
@@ -214,23 +217,17 @@ final class QuorumRedlock implements Redlock {
     long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
     Tally tally = new Tally();
     long start = ticker.read();
-    // Made after the first failed attempt only: an uncontended acquire registers nothing.
-    WaitQueue.Waiter waiter = null;
-    boolean acquired = false;
-    boolean woken = false; // the last pause ended on a release
-    int quickRetries = 0;
+    Retries retries = new Retries(resource);
     try {
       for (int attempt = 1; ; attempt++) {
-        if (waiter != null) {
-          waiter.attempting(); // a release from now on is kept for after this attempt
-        }
+        retries.attempting();
         QuorumLease lease = attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
         if (lease != null) {
-          acquired = true;
+          retries.acquired = true;
           return lease;
         }
         // Before the exits below: a release noted during the attempt is passed on if we leave.
-        boolean splitVote = waiter != null && waiter.failed(tally, quorum);
+        boolean splitVote = retries.failed(tally);
         if (Thread.interrupted()) {
           // The failed attempt has already released what it took.
           throw new InterruptedException(
@@ -241,40 +238,77 @@ final class QuorumRedlock implements Redlock {
         if (left <= 0) {
           throw timeout(resource, ttl, waited, attempt, tally);
         }
-        if (waiter == null) {
-          waiter = startWaiting(resource, tally);
-          subscribeIfFirst(waiter);
-        }
-        if (splitVote) {
-          // The votes were split (some nodes held elsewhere, too few for anyone to have won) and
-          // a release was reported meanwhile: the other contenders, waiters of other processes
-          // (this JVM wakes one waiter per resource), are retrying now too and would split the
-          // votes again; retry after a random 0-2 ms instead. Any other wake retries at once:
-          // measured with 8 threads on one key, a jitter after every wake (or after every attempt
-          // that took some nodes) mostly handed the lock back to the thread that had just released
-          // it: half the hand-offs to another thread and twice the p99 wait, for no more grants.
-          long jitter = Math.min(pickJitterNanos(), left);
-          if (jitter > 0) {
-            sleeper.sleep(jitter);
-          }
-        } else {
-          // A release reaches the nodes one by one, and only some may notify: an attempt woken by
-          // the first report can still find the others held, and nobody reports those releases
-          // if their nodes do not notify. So after a woken attempt fails, retry a few times after
-          // short pauses (1, 2, 4 ms; a report still cuts them short) before polling again.
-          long pause;
-          if (woken && quickRetries < QUICK_RETRIES) {
-            pause = QUICK_RETRY_NANOS << quickRetries;
-            quickRetries++;
-          } else {
-            pause = pickPauseNanos();
-            quickRetries = 0;
-          }
-          // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
-          woken = sleeper.await(waiter.wakeup, Math.min(pause, left));
-        }
+        retries.pause(tally, splitVote, left);
       }
     } finally {
+      retries.stop(ttlNanos);
+    }
+  }
+
+  /** The waiting of one {@link #acquire} between its attempts. */
+  private final class Retries {
+    private final String resource;
+
+    /** Made after the first failed attempt only: an uncontended acquire registers nothing. */
+    private WaitQueue.Waiter waiter;
+
+    boolean acquired;
+
+    /** The last pause ended on a release. */
+    private boolean woken;
+
+    private int quickRetries;
+
+    Retries(String resource) {
+      this.resource = resource;
+    }
+
+    void attempting() {
+      if (waiter != null) {
+        waiter.attempting(); // a release from now on is kept for after this attempt
+      }
+    }
+
+    /** Whether the failed attempt split the votes while a release was reported meanwhile. */
+    boolean failed(Tally tally) {
+      return waiter != null && waiter.failed(tally, quorum.quorum);
+    }
+
+    /** Pauses before the next attempt, at most {@code left}. */
+    void pause(Tally tally, boolean splitVote, long left) throws InterruptedException {
+      if (waiter == null) {
+        waiter = startWaiting(resource, tally);
+        subscribeIfFirst(waiter);
+      }
+      if (splitVote) {
+        // The votes were split (some nodes held elsewhere, too few for anyone to have won) and a
+        // release was reported meanwhile: the other contenders, waiters of other processes (this
+        // JVM wakes one waiter per resource), are retrying now too and would split the votes
+        // again; retry after a random 0-2 ms instead. Any other wake retries at once: a jitter
+        // after every wake mostly handed the lock back to the thread that had just released it.
+        long jitter = Math.min(pickJitterNanos(), left);
+        if (jitter > 0) {
+          sleeper.sleep(jitter);
+        }
+        return;
+      }
+      // A release reaches the nodes one by one, and only some may notify: an attempt woken by the
+      // first report can still find the others held, and nobody reports those releases if their
+      // nodes do not notify. So after a woken attempt fails, retry a few times after short pauses
+      // (1, 2, 4 ms; a report still cuts them short) before polling again.
+      long pause;
+      if (woken && quickRetries < QUICK_RETRIES) {
+        pause = QUICK_RETRY_NANOS << quickRetries;
+        quickRetries++;
+      } else {
+        pause = pickPauseNanos();
+        quickRetries = 0;
+      }
+      // Never pause past the deadline; an attempt at the deadline is the caller's last chance.
+      woken = sleeper.await(waiter.wakeup, Math.min(pause, left));
+    }
+
+    void stop(long ttlNanos) {
       if (waiter != null) {
         stopWaiting(waiter, acquired, ttlNanos);
       }
@@ -375,10 +409,7 @@ final class QuorumRedlock implements Redlock {
     return random.nextLong(WAKEUP_JITTER_NANOS + 1);
   }
 
-  /**
-   * One attempt: start the conditional insert on every node, then await every reply against one
-   * deadline. Returns the lease, or null after releasing on every node.
-   */
+  /** One attempt (see {@link Attempt}): the lease, or null after releasing on every node. */
   private QuorumLease attempt(
       String resource,
       Duration ttl,
@@ -386,362 +417,54 @@ final class QuorumRedlock implements Redlock {
       long driftNanos,
       long nodeTimeoutNanos,
       Tally tally) {
-    if (safety != null) {
-      return safety.attempt(resource, ttl, ttlNanos, driftNanos, nodeTimeoutNanos, tally);
-    }
     tally.reset();
-    String token = newToken();
-    int n = nodes.length;
-    long start = ticker.read();
-    QuorumLease lease = new QuorumLease(this, resource, token, ttl);
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<AcquireResult>[] replies = new Reply[n];
-    int[] order = fanOutOrder.current();
-    boolean sampled = fanOutOrder.sampleNext();
-    Reply.beginFanOut();
-    try {
-      for (int k = 0; k < n; k++) {
-        int i = order[k];
-        try {
-          replies[i] = nodes[i].tryAcquire(resource, token, ttl);
-        } catch (IllegalArgumentException e) {
-          // The caller's input: give up, but first make sure nothing already started lingers.
-          lease.markDone();
-          for (int j = 0; j < n; j++) {
-            if (replies[j] != null) {
-              abandonAcquire(replies[j], lease, j);
-            }
-          }
-          throw e;
-        } catch (RuntimeException e) {
-          nodeFailed(tally, i, "tryAcquire", e);
-        }
-      }
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
-    }
-    long deadline = start + nodeTimeoutNanos;
-    try {
-      for (int step = 0; step < 2 * n; step++) {
-        int i = order[step % n];
-        Reply<AcquireResult> reply = takeInAwaitOrder(replies, order, step);
-        if (reply == null) {
-          continue;
-        }
-        long since = sampled ? ticker.read() : 0;
-        try {
-          AcquireResult result = reply.await(remaining(deadline));
-          waited(sampled, i, since);
-          if (result.acquired()) {
-            tally.yes(quorum, 0);
-          } else {
-            tally.no(i);
-          }
-        } catch (RuntimeException e) {
-          notAnswered(sampled, i, since, e);
-          nodeFailed(tally, i, "tryAcquire", e);
-          if (stillPending(e)) {
-            abandonAcquire(reply, lease, i);
-          }
-        }
-      }
-      measured(sampled);
-    } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
-    }
-    long end = ticker.read();
-    tally.elapsedNanos = end - start;
-    tally.validityNanos = ttlNanos - tally.elapsedNanos - driftNanos;
-    if (tally.yes >= quorum
-        && tally.validityNanos >= minValidityNanos
-        && !Thread.currentThread().isInterrupted()) {
-      lease.activate(start + ttlNanos - driftNanos);
+    QuorumLease lease = new QuorumLease(this, resource, newToken(), ttl, ticker.read());
+    QuorumLease granted =
+        new Attempt(quorum, safety, lease, ttl, nodeTimeoutNanos, tally)
+            .run(ttlNanos, driftNanos, minValidityNanos, settings.strictNodes());
+    if (granted == null) {
       if (LOG.isDebugEnabled()) {
-        LOG.debug(
-            "locked '{}' on {} of {} nodes in {} µs, validity {} ms",
-            resource,
-            tally.yes,
-            n,
-            tally.elapsedNanos / 1_000,
-            tally.validityNanos / 1_000_000);
+        LOG.debug("attempt on '{}' failed and was released: {}", resource, describe(tally, ttl));
       }
-      return lease;
+      stopIfMisconfigured(resource, tally);
     }
-    // Mark first, then release: a late "acquired" that arrives from now on releases itself, and
-    // one that arrived before is deleted by the releases sent below.
-    lease.markDone();
-    releaseAll(resource, token, nodeTimeoutNanos);
-    if (LOG.isDebugEnabled()) {
-      LOG.debug("attempt on '{}' failed and was released: {}", resource, describe(tally, ttl));
-    }
-    return null;
+    return granted;
   }
 
   /**
-   * Gives up on an acquire reply that did not answer in time. If it still acquires later, the key
-   * is released unless the attempt became a lease that is still held (whose release will delete
-   * it).
+   * After a failed attempt: throws when nodes that fail non-transiently leave too few for a quorum,
+   * or, with strict nodes, when any node does; retrying would not help.
    */
-  void abandonAcquire(Reply<AcquireResult> reply, QuorumLease lease, int node) {
-    try {
-      reply.abandon(
-          late -> {
-            if (late != null && late.acquired() && lease.isDone()) {
-              LOG.debug("{}: late 'acquired' for '{}' released", names[node], lease.resource());
-              releaseQuietly(node, lease.resource(), lease.token());
-            }
-          });
-    } catch (RuntimeException e) {
-      LOG.debug("{}: could not abandon a reply: {}", names[node], e.toString());
+  private void stopIfMisconfigured(String resource, Tally tally) {
+    if (tally.nonTransient == 0) {
+      return;
     }
-  }
-
-  private void releaseQuietly(int node, String resource, String token) {
-    try {
-      nodes[node].release(resource, token).abandon(IGNORE);
-    } catch (RuntimeException e) {
-      LOG.debug("{}: release of '{}' failed: {}", names[node], resource, e.toString());
+    int n = quorum.size();
+    String why;
+    if (tally.nonTransient > n - quorum.quorum) {
+      why =
+          tally.nonTransient
+              + " of "
+              + n
+              + " nodes fail in a way no retry fixes, so a quorum of "
+              + quorum.quorum
+              + " is out of reach; fix them";
+    } else if (settings.strictNodes()) {
+      why =
+          "strictNodes is on and "
+              + (tally.nonTransient == 1 ? "a node fails" : tally.nonTransient + " nodes fail")
+              + " in a way no retry fixes; fix "
+              + (tally.nonTransient == 1 ? "it" : "them")
+              + ", or build without strictNodes(true) to let the others outvote "
+              + (tally.nonTransient == 1 ? "it" : "them");
+    } else {
+      return;
     }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Release and extension, shared with the lease
-
-  /**
-   * Compare-and-delete on every node, awaited against one deadline. Never throws because of a node.
-   */
-  ReleaseOutcome releaseAll(String resource, String token, long nodeTimeoutNanos) {
-    int n = nodes.length;
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<Boolean>[] replies = new Reply[n];
-    List<String> failed = null;
-    int[] order = fanOutOrder.current();
-    boolean sampled = fanOutOrder.sampleNext();
-    Reply.beginFanOut();
-    try {
-      for (int k = 0; k < n; k++) {
-        int i = order[k];
-        try {
-          replies[i] = nodes[i].release(resource, token);
-        } catch (RuntimeException e) {
-          failed = addFailure(failed, i, "release", e);
-        }
-      }
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
-    }
-    long deadline = ticker.read() + nodeTimeoutNanos;
-    int deleted = 0;
-    int answered = 0;
-    try {
-      for (int step = 0; step < 2 * n; step++) {
-        int i = order[step % n];
-        Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
-        if (reply == null) {
-          continue;
-        }
-        long since = sampled ? ticker.read() : 0;
-        try {
-          Boolean answer = reply.await(remaining(deadline));
-          waited(sampled, i, since);
-          if (Boolean.TRUE.equals(answer)) {
-            deleted++;
-          }
-          answered++;
-        } catch (RuntimeException e) {
-          notAnswered(sampled, i, since, e);
-          failed = addFailure(failed, i, "release", e);
-          if (stillPending(e)) {
-            abandonQuietly(reply, i);
-          }
-        }
-      }
-      measured(sampled);
-    } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
-    }
-    return new ReleaseOutcome(deleted, answered, n, inNodeOrder(failed));
-  }
-
-  /** Failed node names in the order the nodes were given (start failures come in first). */
-  List<String> inNodeOrder(List<String> failed) {
-    if (failed == null || failed.isEmpty()) {
-      return List.of();
-    }
-    List<String> sorted = new ArrayList<>(failed);
-    sorted.sort(Comparator.comparingInt(nameList::indexOf));
-    return sorted;
-  }
-
-  /**
-   * Compare-and-extend on every node, awaited until {@code deadline}; records in {@code tally} the
-   * yes votes and when the quorum was reached.
-   */
-  void extendAll(String resource, String token, Duration ttl, long deadline, Tally tally) {
-    tally.reset();
-    int n = nodes.length;
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<Boolean>[] replies = new Reply[n];
-    int[] order = fanOutOrder.current();
-    boolean sampled = fanOutOrder.sampleNext();
-    Reply.beginFanOut();
-    try {
-      for (int k = 0; k < n; k++) {
-        int i = order[k];
-        try {
-          replies[i] = nodes[i].extend(resource, token, ttl);
-        } catch (IllegalArgumentException e) {
-          for (int j = 0; j < n; j++) {
-            if (replies[j] != null) {
-              abandonQuietly(replies[j], j);
-            }
-          }
-          throw e;
-        } catch (RuntimeException e) {
-          nodeFailed(tally, i, "extend", e);
-        }
-      }
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
-    }
-    try {
-      for (int step = 0; step < 2 * n; step++) {
-        int i = order[step % n];
-        Reply<Boolean> reply = takeInAwaitOrder(replies, order, step);
-        if (reply == null) {
-          continue;
-        }
-        long since = sampled ? ticker.read() : 0;
-        try {
-          Boolean answer = reply.await(remaining(deadline));
-          waited(sampled, i, since);
-          if (Boolean.TRUE.equals(answer)) {
-            tally.yes(quorum, ticker.read());
-          } else {
-            tally.no++;
-          }
-        } catch (RuntimeException e) {
-          notAnswered(sampled, i, since, e);
-          nodeFailed(tally, i, "extend", e);
-          if (stillPending(e)) {
-            // A late "extended" only keeps our own key a little longer; nothing to undo.
-            abandonQuietly(reply, i);
-          }
-        }
-      }
-      measured(sampled);
-    } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
-    }
-  }
-
-  /**
-   * In a measured fan-out, records that the await on {@code node}, begun at {@code since}, has just
-   * ended with an answer.
-   */
-  void waited(boolean sampled, int node, long since) {
-    if (sampled) {
-      fanOutOrder.waited(node, ticker.read() - since);
-    }
-  }
-
-  /**
-   * The await on {@code node}, begun at {@code since}, threw {@code e}: a timeout sends the node to
-   * the end of the order (in any fan-out); another failure is measured as a wait, unless an
-   * interrupt cut it short.
-   */
-  void notAnswered(boolean sampled, int node, long since, RuntimeException e) {
-    if (e instanceof NodeTimeoutException) {
-      fanOutOrder.timedOut(node);
-    } else if (sampled && !Thread.currentThread().isInterrupted()) {
-      fanOutOrder.waited(node, ticker.read() - since);
-    }
-  }
-
-  /** A fan-out's awaits are over; if it was measured, tells {@link #fanOutOrder}. */
-  void measured(boolean sampled) {
-    if (sampled) {
-      fanOutOrder.measured();
-    }
-  }
-
-  void abandonQuietly(Reply<?> reply, int node) {
-    try {
-      reply.abandon(IGNORE);
-    } catch (RuntimeException e) {
-      LOG.debug("{}: could not abandon a reply: {}", names[node], e.toString());
-    }
-  }
-
-  void nodeFailed(Tally tally, int node, String operation, RuntimeException e) {
-    tally.fail(names[node], e);
-    LOG.debug("{}: {} failed: {}", names[node], operation, e.toString());
-  }
-
-  private List<String> addFailure(List<String> failed, int node, String op, RuntimeException e) {
-    LOG.debug("{}: {} failed: {}", names[node], op, e.toString());
-    List<String> out = failed == null ? new ArrayList<>(4) : failed;
-    out.add(names[node]);
-    return out;
-  }
-
-  /**
-   * The await order of one fan-out, as steps {@code 0 .. 2n-1}: first (steps below n) the replies
-   * that would run on this thread ({@link Reply#runsOnAwait}: a blocking node's queued call, which
-   * this thread can do while the other nodes answer, instead of parking while a worker wakes up),
-   * then all the others, each group in the fan-out's {@code order} (node indexes; see {@link
-   * FanOutOrder}). Step {@code s} is node {@code order[s % n]}. Each reply is handed out once and
-   * taken out of the array; null for a step with nothing to await. Allocates nothing.
-   */
-  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int[] order, int step) {
-    int n = replies.length;
-    int i = order[step % n];
-    R reply = replies[i];
-    if (reply == null || (step < n && !runsOnAwait(reply))) {
-      return null;
-    }
-    replies[i] = null;
-    Reply.awaiting(reply); // a reply kept back by the fan-out must not wait behind this one
-    return reply;
-  }
-
-  /** A backend's answer, or false if asking failed: then the reply is awaited in fan-out order. */
-  private static boolean runsOnAwait(Reply<?> reply) {
-    try {
-      return reply.runsOnAwait();
-    } catch (RuntimeException e) {
-      LOG.debug("runsOnAwait() failed: {}", e.toString());
-      return false;
-    }
-  }
-
-  /**
-   * Whether a reply that threw may still complete: it timed out, or this thread's interrupt cut the
-   * wait short. Such a reply must be abandoned so that a late answer is not lost.
-   */
-  static boolean stillPending(RuntimeException e) {
-    return e instanceof NodeTimeoutException || Thread.currentThread().isInterrupted();
-  }
-
-  /**
-   * Time left until {@code deadline}; zero once past it or when interrupted (take only answers
-   * already there, so cleanup never blocks an interrupted thread).
-   */
-  Duration remaining(long deadline) {
-    if (Thread.currentThread().isInterrupted()) {
-      return Duration.ZERO;
-    }
-    long left = deadline - ticker.read();
-    return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+    List<NodeFailure> failures =
+        tally.nonTransientFailures().stream()
+            .sorted(Comparator.comparingInt(f -> nameList.indexOf(f.node())))
+            .toList();
+    throw new NodesMisconfiguredException(resource, why, failures);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -913,7 +636,7 @@ final class QuorumRedlock implements Redlock {
         Duration.ofNanos(waitedNanos),
         reason(tally),
         detail,
-        inNodeOrder(tally.failed),
+        quorum.inNodeOrder(tally.failed),
         tally.firstFailure);
   }
 
@@ -922,10 +645,10 @@ final class QuorumRedlock implements Redlock {
     if (tally.reason != null) {
       return tally.reason;
     }
-    if (tally.yes >= quorum) {
+    if (tally.yes >= quorum.quorum) {
       return LockTimeoutException.Reason.TOO_SLOW;
     }
-    if (tally.yes + tally.no < quorum && tally.failedCount() > 0) {
+    if (tally.yes + tally.no < quorum.quorum && tally.failedCount() > 0) {
       return LockTimeoutException.Reason.UNREACHABLE;
     }
     return LockTimeoutException.Reason.HELD;
@@ -942,9 +665,9 @@ final class QuorumRedlock implements Redlock {
     if (tally.detail != null) {
       sb.append(tally.detail); // fencing or quarantine said why
       if (tally.failedCount() > 0) {
-        sb.append("; unreachable: ").append(String.join(", ", inNodeOrder(tally.failed)));
+        sb.append("; unreachable: ").append(String.join(", ", quorum.inNodeOrder(tally.failed)));
       }
-    } else if (tally.yes >= quorum) {
+    } else if (tally.yes >= quorum.quorum) {
       sb.append("acquired on ")
           .append(tally.yes)
           .append(" of ")
@@ -958,15 +681,15 @@ final class QuorumRedlock implements Redlock {
           .append(" ms of validity after the drift allowance (minimum ")
           .append(settings.minValidity().toMillis())
           .append(" ms); use a longer TTL or find out why the nodes are slow");
-    } else if (answered < quorum && tally.failedCount() > 0) {
+    } else if (answered < quorum.quorum && tally.failedCount() > 0) {
       sb.append("too few nodes reachable: ")
           .append(answered)
           .append(" of ")
           .append(n)
           .append(" answered, a quorum needs ")
-          .append(quorum)
+          .append(quorum.quorum)
           .append("; unreachable: ")
-          .append(String.join(", ", inNodeOrder(tally.failed)));
+          .append(String.join(", ", quorum.inNodeOrder(tally.failed)));
       if (tally.no > 0) {
         sb.append("; held elsewhere on ").append(tally.no).append(" of the nodes that answered");
       }
@@ -978,9 +701,9 @@ final class QuorumRedlock implements Redlock {
           .append(" nodes said the resource is held, ")
           .append(tally.yes)
           .append(" accepted, a quorum needs ")
-          .append(quorum);
+          .append(quorum.quorum);
       if (tally.failedCount() > 0) {
-        sb.append("; unreachable: ").append(String.join(", ", inNodeOrder(tally.failed)));
+        sb.append("; unreachable: ").append(String.join(", ", quorum.inNodeOrder(tally.failed)));
       }
     }
     return sb.toString();
@@ -995,7 +718,12 @@ final class QuorumRedlock implements Redlock {
 
   @Override
   public int quorum() {
-    return quorum;
+    return quorum.quorum;
+  }
+
+  @Override
+  public List<NodeHealth> health() {
+    return quorum.states.snapshot();
   }
 
   @Override
@@ -1006,6 +734,7 @@ final class QuorumRedlock implements Redlock {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      quorum.background.close();
       closeAll(nodes);
       LOG.debug("Redlock over {} closed", nameList);
     }
@@ -1024,6 +753,6 @@ final class QuorumRedlock implements Redlock {
 
   @Override
   public String toString() {
-    return "Redlock" + nameList + " quorum " + quorum;
+    return "Redlock" + nameList + " quorum " + quorum.quorum;
   }
 }

@@ -1,8 +1,10 @@
 package io.redlock.engine.internal;
 
+import io.redlock.LockTimeoutException;
+import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockSettings;
-import io.redlock.spi.AcquireResult;
+import io.redlock.RedlockTransientException;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
@@ -53,98 +55,158 @@ import org.slf4j.LoggerFactory;
  * node forgot was taken with at most the maximum TTL before its restart, so it has expired on every
  * node by then. A node whose status cannot be read does not count. Extensions are judged the same
  * way. Quarantined nodes are listed in the lease ({@link QuorumLease#quarantinedNodes()}), in the
- * failure message and in the log ({@link NodeHealth}).
+ * failure message and in the log ({@link Incarnation}).
  */
 final class Safety {
   private static final Logger LOG = LoggerFactory.getLogger(Safety.class);
 
-  private final QuorumRedlock redlock;
+  /** How long the durability check after build waits for the nodes' statuses. */
+  private static final long DURABILITY_CHECK_NANOS = 5_000_000_000L;
+
+  private final Quorum quorum;
   private final boolean fencing;
 
   /** The maximum TTL of restart quarantine, or null when it is off. */
   private final Duration maxTtl;
 
   /** One per node when quarantine is on, else null. */
-  private final NodeHealth[] health;
+  private final Incarnation[] incarnations;
 
-  private Safety(QuorumRedlock redlock, boolean fencing, Duration maxTtl, NodeHealth[] health) {
-    this.redlock = redlock;
+  private Safety(Quorum quorum, boolean fencing, Duration maxTtl, Incarnation[] incarnations) {
+    this.quorum = quorum;
     this.fencing = fencing;
     this.maxTtl = maxTtl;
-    this.health = health;
+    this.incarnations = incarnations;
   }
 
   /**
    * The safety layer the settings ask for, or null if they ask for neither fencing nor quarantine.
+   * With quarantine off, checks in the background whether any node keeps its locks in memory only,
+   * and warns once if so.
    *
    * @throws RedlockNonTransientException if a node lacks the capability a setting needs
    */
-  static Safety create(QuorumRedlock redlock) {
-    RedlockSettings settings = redlock.settings;
+  static Safety create(Quorum quorum, RedlockSettings settings, boolean checkDurability) {
     boolean fencing = settings.fencing();
     Duration maxTtl = settings.restartQuarantine();
-    if (!fencing && maxTtl == null) {
-      return null;
-    }
-    LockNode[] nodes = redlock.nodes;
     if (fencing) {
-      List<String> missing = missing(redlock, n -> n.capabilities().fencing());
-      if (!missing.isEmpty()) {
-        throw new RedlockNonTransientException(
-            null,
-            "fencing is on, but "
-                + (missing.size() == 1 ? "this node keeps" : "these nodes keep")
-                + " no fencing counters (capabilities().fencing() is false): "
-                + String.join(", ", missing)
-                + "; use backends that keep them for every node, or build without fencing(true)",
-            null);
-      }
+      requireAll(
+          quorum,
+          n -> n.capabilities().fencing(),
+          "fencing is on, but ",
+          " no fencing counters (capabilities().fencing() is false): ",
+          "; use backends that keep them for every node, or build without fencing(true)",
+          "this node keeps",
+          "these nodes keep");
     }
-    NodeHealth[] health = null;
-    if (maxTtl != null) {
-      List<String> missing = missing(redlock, n -> n.capabilities().status());
-      if (!missing.isEmpty()) {
-        throw new RedlockNonTransientException(
-            null,
-            "restart quarantine is on, but "
-                + (missing.size() == 1 ? "this node does" : "these nodes do")
-                + " not report a status (capabilities().status() is false), so a restart could"
-                + " not be noticed: "
-                + String.join(", ", missing)
-                + "; use backends that report one for every node, or build without"
-                + " restartQuarantine(...)",
-            null);
+    if (maxTtl == null) {
+      if (checkDurability) {
+        warnIfNotDurable(quorum);
       }
-      long ttlNanos = QuorumRedlock.saturatedNanos(maxTtl);
-      long driftNanos = QuorumRedlock.saturatedNanos(settings.driftFor(maxTtl));
-      // Saturate rather than wrap: a wrapped (negative) quarantine would silently never apply.
-      long quarantineNanos =
-          ttlNanos > Long.MAX_VALUE - driftNanos ? Long.MAX_VALUE : ttlNanos + driftNanos;
-      health = new NodeHealth[nodes.length];
-      for (int i = 0; i < nodes.length; i++) {
-        health[i] = new NodeHealth(redlock.names[i], quarantineNanos);
-      }
+      return fencing ? new Safety(quorum, true, null, null) : null;
+    }
+    requireAll(
+        quorum,
+        n -> n.capabilities().status(),
+        "restart quarantine is on, but ",
+        " not report a status (capabilities().status() is false), so a restart could not be"
+            + " noticed: ",
+        "; use backends that report one for every node, or build without restartQuarantine(...)",
+        "this node does",
+        "these nodes do");
+    long ttlNanos = QuorumRedlock.saturatedNanos(maxTtl);
+    long driftNanos = QuorumRedlock.saturatedNanos(settings.driftFor(maxTtl));
+    // Saturate rather than wrap: a wrapped (negative) quarantine would silently never apply.
+    long quarantineNanos =
+        ttlNanos > Long.MAX_VALUE - driftNanos ? Long.MAX_VALUE : ttlNanos + driftNanos;
+    Incarnation[] incarnations = new Incarnation[quorum.size()];
+    for (int i = 0; i < incarnations.length; i++) {
+      incarnations[i] = new Incarnation(quorum.names[i], quarantineNanos);
     }
     LOG.debug(
-        "safety over {}: fencing {}, restart quarantine {}",
-        redlock.nodes(),
+        "safety over {}: fencing {}, restart quarantine for a maximum TTL of {} ms",
+        quorum.nameList,
         fencing ? "on" : "off",
-        maxTtl == null ? "off" : "for a maximum TTL of " + maxTtl.toMillis() + " ms");
-    return new Safety(redlock, fencing, maxTtl, health);
+        maxTtl.toMillis());
+    return new Safety(quorum, fencing, maxTtl, incarnations);
   }
 
-  private static List<String> missing(QuorumRedlock redlock, Predicate<LockNode> capable) {
-    List<String> out = new ArrayList<>();
-    for (int i = 0; i < redlock.nodes.length; i++) {
-      if (!capable.test(redlock.nodes[i])) {
-        out.add(redlock.names[i]);
+  private static void requireAll(
+      Quorum quorum,
+      Predicate<LockNode> capable,
+      String before,
+      String after,
+      String advice,
+      String one,
+      String many) {
+    List<String> missing = new ArrayList<>();
+    for (int i = 0; i < quorum.size(); i++) {
+      if (!capable.test(quorum.nodes[i])) {
+        missing.add(quorum.names[i]);
       }
     }
-    return out;
+    if (!missing.isEmpty()) {
+      throw new RedlockNonTransientException(
+          null,
+          before + (missing.size() == 1 ? one : many) + after + String.join(", ", missing) + advice,
+          null);
+    }
+  }
+
+  /**
+   * Asks, on the background thread, every node that reports a status whether its lock state is
+   * durable, and logs one WARN naming those that are not: with restart quarantine off, a crash and
+   * restart of one of them can hand a lock that is still held to a second client.
+   */
+  private static void warnIfNotDurable(Quorum quorum) {
+    if (quorum.size() < 2) {
+      return; // one node: a restart loses the lock whatever the engine does
+    }
+    quorum.background.run(
+        "the durability check",
+        () -> {
+          List<String> notDurable = new ArrayList<>();
+          quorum.fanOut.run(
+              "status",
+              new FanOut.Policy<NodeStatus>() {
+                @Override
+                public Reply<NodeStatus> start(int node) {
+                  LockNode n = quorum.nodes[node];
+                  return n.capabilities().status() ? n.status() : null;
+                }
+
+                @Override
+                public void answered(int node, NodeStatus status) {
+                  if (status != null && !status.durable()) {
+                    notDurable.add(quorum.names[node]);
+                  }
+                }
+
+                @Override
+                public void failed(int node, RuntimeException failure) {}
+              },
+              quorum.ticker.read() + DURABILITY_CHECK_NANOS,
+              false);
+          if (!notDurable.isEmpty()) {
+            LOG.warn(
+                "restart quarantine is off and {} of {} nodes keep their locks in memory only: {}."
+                    + " If one of them crashes and restarts empty, a second client can be granted"
+                    + " a lock the first still holds. Build with restartQuarantine(<your longest"
+                    + " TTL>), or make the nodes durable (Redis: appendonly yes, appendfsync"
+                    + " always)",
+                notDurable.size(),
+                quorum.size(),
+                String.join(", ", notDurable));
+          }
+        });
+  }
+
+  boolean fencing() {
+    return fencing;
   }
 
   boolean quarantine() {
-    return health != null;
+    return incarnations != null;
   }
 
   /** With quarantine on, a lease may not outlive the maximum TTL the quarantine waits for. */
@@ -163,282 +225,182 @@ final class Safety {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Acquisition
+  // Acquisition: the second round
 
   /**
-   * One attempt: the conditional insert on every node (fenced if asked), then, in one second round
-   * against one deadline, the write-back of the fence to every granting node and the status of
-   * every granting node. Returns the lease, or null after releasing on every node.
+   * The second round of an attempt whose first round ({@code votes}) had a majority of grants: the
+   * quarantine judges each granting node's status, then the highest fencing counter is written back
+   * to every granting node, against one deadline that never passes the validity. Sets the tally's
+   * yes votes to those that count and, when the attempt fails here, why.
+   *
+   * @return whether the attempt may become a lease (the caller still checks the validity)
    */
-  QuorumLease attempt(
-      String resource,
-      Duration ttl,
-      long ttlNanos,
-      long driftNanos,
-      long nodeTimeoutNanos,
-      Tally tally) {
-    tally.reset();
-    LockNode[] nodes = redlock.nodes;
-    int n = nodes.length;
-    String token = QuorumRedlock.newToken();
-    long start = redlock.ticker.read();
-    QuorumLease lease = new QuorumLease(redlock, resource, token, ttl);
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<AcquireResult>[] replies = new Reply[n];
-    String operation = fencing ? "tryAcquireFenced" : "tryAcquire";
-    int[] order = redlock.fanOutOrder.current();
-    boolean sampled = redlock.fanOutOrder.sampleNext();
-    Reply.beginFanOut();
-    try {
-      for (int k = 0; k < n; k++) {
-        int i = order[k];
-        try {
-          replies[i] =
-              fencing
-                  ? nodes[i].tryAcquireFenced(resource, token, ttl)
-                  : nodes[i].tryAcquire(resource, token, ttl);
-        } catch (IllegalArgumentException e) {
-          lease.markDone();
-          for (int j = 0; j < n; j++) {
-            if (replies[j] != null) {
-              redlock.abandonAcquire(replies[j], lease, j);
+  boolean confirm(Attempt votes, long start, long validUntil, long nodeTimeoutNanos, Tally tally) {
+    int grants = tally.yes;
+    if (grants < quorum.quorum || Thread.currentThread().isInterrupted()) {
+      votes.abandonStatuses();
+      return false;
+    }
+    long deadline = earlier(quorum.ticker.read() + nodeTimeoutNanos, validUntil);
+    boolean[] counts = judgeAll(votes, deadline, start, tally);
+    int counted = tally.yes;
+    long fence = votes.fence();
+    List<String> quarantined = new ArrayList<>(0);
+    for (int i = 0; i < counts.length; i++) {
+      if (votes.granted(i) && !counts[i]) {
+        quarantined.add(quorum.names[i]);
+      }
+    }
+    if (counted < quorum.quorum) {
+      votes.failedBecause(
+          LockTimeoutException.Reason.RESTART_QUARANTINE,
+          quarantineMessage(grants, counted, quarantined, start));
+      return false;
+    }
+    if (fencing) {
+      int confirmed = raiseAll(votes, counts, fence, deadline, tally);
+      if (confirmed < quorum.quorum) {
+        votes.failedBecause(
+            LockTimeoutException.Reason.FENCING_NOT_CONFIRMED,
+            "acquired on "
+                + counted
+                + " of "
+                + quorum.size()
+                + " nodes, but only "
+                + confirmed
+                + " confirmed the fencing token "
+                + fence
+                + " in time (a quorum needs "
+                + quorum.quorum
+                + "); check the slow or failing nodes");
+        return false;
+      }
+    }
+    votes.lease().confirmed(fencing ? fence : 0, List.copyOf(quarantined));
+    return true;
+  }
+
+  /** Which granting nodes' votes count; sets the tally's yes votes to their number. */
+  private boolean[] judgeAll(Attempt votes, long deadline, long sentAt, Tally tally) {
+    boolean[] counts = new boolean[quorum.size()];
+    if (incarnations == null) {
+      for (int i = 0; i < counts.length; i++) {
+        counts[i] = votes.granted(i);
+      }
+      return counts;
+    }
+    tally.yes = 0;
+    quorum.fanOut.run(
+        "status",
+        new Judge(votes::status, sentAt) {
+          @Override
+          void counted(int node) {
+            counts[node] = true;
+            tally.yes++;
+          }
+        },
+        deadline,
+        false);
+    return counts;
+  }
+
+  /** Writes {@code fence} back to every granting node; returns how many counted nodes confirmed. */
+  private int raiseAll(Attempt votes, boolean[] counts, long fence, long deadline, Tally tally) {
+    String resource = votes.lease().resource();
+    String token = votes.lease().token();
+    int[] confirmed = {0};
+    quorum.fanOut.run(
+        "raiseFence",
+        new FanOut.Policy<Boolean>() {
+          @Override
+          public Reply<Boolean> start(int node) {
+            return votes.granted(node)
+                ? quorum.nodes[node].raiseFence(resource, token, fence)
+                : null;
+          }
+
+          @Override
+          public void answered(int node, Boolean raised) {
+            if (Boolean.TRUE.equals(raised) && counts[node]) {
+              confirmed[0]++;
             }
           }
-          throw e;
-        } catch (RuntimeException e) {
-          redlock.nodeFailed(tally, i, operation, e);
-        }
-      }
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
+
+          @Override
+          public void failed(int node, RuntimeException failure) {
+            tally.fail(quorum.names[node], failure);
+          }
+        },
+        deadline,
+        false);
+    return confirmed[0];
+  }
+
+  /** Asks {@code node} for its status, now; a failure to start becomes a failed reply. */
+  Reply<NodeStatus> startStatus(int node) {
+    try {
+      return quorum.nodes[node].status();
+    } catch (RuntimeException e) {
+      return Reply.failed(
+          e instanceof RedlockException r
+              ? r
+              : new RedlockTransientException(quorum.names[node], "status() failed: " + e, e));
+    }
+  }
+
+  /**
+   * Awaits status replies already asked for, and judges whether each node's vote, sent at {@code
+   * sentAt}, counts.
+   */
+  private abstract class Judge implements FanOut.Policy<NodeStatus> {
+    private final java.util.function.IntFunction<Reply<NodeStatus>> asked;
+    private final long sentAt;
+
+    Judge(java.util.function.IntFunction<Reply<NodeStatus>> asked, long sentAt) {
+      this.asked = asked;
+      this.sentAt = sentAt;
     }
 
-    // Round 1: the votes. The status of a granting node is asked right after its vote was awaited,
-    // so that it describes the incarnation that voted (or a later one).
-    long deadline = start + nodeTimeoutNanos;
-    boolean[] granted = new boolean[n];
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<NodeStatus>[] statuses = health == null ? null : new Reply[n];
-    int grants = 0;
-    long fence = 0;
-    try {
-      for (int step = 0; step < 2 * n; step++) {
-        int i = order[step % n];
-        Reply<AcquireResult> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
-        if (reply == null) {
-          continue;
-        }
-        long since = sampled ? redlock.ticker.read() : 0;
-        try {
-          AcquireResult result = reply.await(redlock.remaining(deadline));
-          redlock.waited(sampled, i, since);
-          if (result.acquired() && fencing && result.fence() <= 0) {
-            // A backend bug; its key is ours and is released with the others.
-            redlock.nodeFailed(
-                tally,
-                i,
-                operation,
-                new RedlockNonTransientException(
-                    redlock.names[i],
-                    "tryAcquireFenced answered acquired without a fencing counter; the backend must"
-                        + " answer AcquireResult.acquired(counter)",
-                    null));
-          } else if (result.acquired()) {
-            granted[i] = true;
-            grants++;
-            fence = Math.max(fence, result.fence());
-            if (statuses != null) {
-              statuses[i] = startStatus(i);
-            }
-          } else {
-            tally.no(i);
-          }
-        } catch (RuntimeException e) {
-          redlock.notAnswered(sampled, i, since, e);
-          redlock.nodeFailed(tally, i, operation, e);
-          if (QuorumRedlock.stillPending(e)) {
-            redlock.abandonAcquire(reply, lease, i);
-          }
-        }
-      }
-      redlock.measured(sampled);
-    } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
+    abstract void counted(int node);
+
+    @Override
+    public Reply<NodeStatus> start(int node) {
+      return asked.apply(node);
     }
-    long validUntil = start + ttlNanos - driftNanos;
-    boolean fenced = true;
-    int counted = grants;
-    List<String> quarantined = List.of();
-    if (grants >= redlock.quorum && !Thread.currentThread().isInterrupted()) {
-      // Round 2: write the fence back and collect the statuses, against one deadline that never
-      // passes the validity.
-      long round2 = redlock.ticker.read();
-      long deadline2 = earlier(round2 + nodeTimeoutNanos, validUntil);
-      @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-      Reply<Boolean>[] raises = fencing ? new Reply[n] : null;
-      if (fencing) {
-        for (int i = 0; i < n; i++) {
-          if (granted[i]) {
-            try {
-              raises[i] = nodes[i].raiseFence(resource, token, fence);
-            } catch (RuntimeException e) {
-              redlock.nodeFailed(tally, i, "raiseFence", e);
-            }
-          }
-        }
-      }
-      boolean[] counts = granted;
-      if (statuses != null) {
-        counts = new boolean[n];
-        counted = 0;
-        List<String> out = null;
-        for (int i = 0; i < n; i++) {
-          if (granted[i]) {
-            if (judge(i, statuses[i], deadline2, start)) {
-              counts[i] = true;
-              counted++;
-            } else {
-              if (out == null) {
-                out = new ArrayList<>(2);
-              }
-              out.add(redlock.names[i]);
-            }
-          }
-        }
-        if (out != null) {
-          quarantined = List.copyOf(out);
-        }
-      }
-      if (fencing) {
-        int confirmed = 0;
-        for (int i = 0; i < n; i++) {
-          Reply<Boolean> raise = raises[i];
-          if (raise == null) {
-            continue;
-          }
-          try {
-            if (Boolean.TRUE.equals(raise.await(redlock.remaining(deadline2))) && counts[i]) {
-              confirmed++;
-            }
-          } catch (RuntimeException e) {
-            redlock.nodeFailed(tally, i, "raiseFence", e);
-            if (QuorumRedlock.stillPending(e)) {
-              redlock.abandonQuietly(raise, i);
-            }
-          }
-        }
-        fenced = confirmed >= redlock.quorum;
-        if (!fenced && counted >= redlock.quorum) {
-          tally.reason = io.redlock.LockTimeoutException.Reason.FENCING_NOT_CONFIRMED;
-          tally.detail =
-              "acquired on "
-                  + counted
-                  + " of "
-                  + n
-                  + " nodes, but only "
-                  + confirmed
-                  + " confirmed the fencing token "
-                  + fence
-                  + " in time (a quorum needs "
-                  + redlock.quorum
-                  + "); check the slow or failing nodes";
-        }
-      }
-    } else if (statuses != null) {
-      // No second round: the status replies already asked for are not needed.
-      for (int i = 0; i < n; i++) {
-        if (statuses[i] != null) {
-          redlock.abandonQuietly(statuses[i], i);
-        }
+
+    @Override
+    public void answered(int node, NodeStatus status) {
+      if (status == null) {
+        incarnations[node].statusFailed(new IllegalStateException("status() answered null"));
+      } else if (incarnations[node].observe(status, quorum.ticker.read(), sentAt) <= 0) {
+        counted(node);
       }
     }
-    tally.yes = counted;
-    long end = redlock.ticker.read();
-    tally.elapsedNanos = end - start;
-    tally.validityNanos = ttlNanos - tally.elapsedNanos - driftNanos;
-    if (counted < redlock.quorum && grants >= redlock.quorum) {
-      tally.reason = io.redlock.LockTimeoutException.Reason.RESTART_QUARANTINE;
-      tally.detail = quarantineMessage(grants, counted, quarantined, start);
+
+    @Override
+    public void failed(int node, RuntimeException failure) {
+      incarnations[node].statusFailed(failure);
     }
-    if (counted >= redlock.quorum
-        && fenced
-        && tally.validityNanos >= redlock.minValidityNanos()
-        && !Thread.currentThread().isInterrupted()) {
-      lease.activate(validUntil, fencing ? fence : 0, quarantined);
-      if (LOG.isDebugEnabled()) {
-        LOG.debug(
-            "locked '{}' on {} of {} nodes in {} µs, validity {} ms{}{}",
-            resource,
-            counted,
-            n,
-            tally.elapsedNanos / 1_000,
-            tally.validityNanos / 1_000_000,
-            fencing ? ", fencing token " + fence : "",
-            quarantined.isEmpty() ? "" : ", not counted (restart quarantine): " + quarantined);
-      }
-      return lease;
-    }
-    lease.markDone();
-    redlock.releaseAll(resource, token, nodeTimeoutNanos);
-    if (LOG.isDebugEnabled()) {
-      LOG.debug(
-          "attempt on '{}' failed and was released: {}", resource, redlock.describe(tally, ttl));
-    }
-    return null;
   }
 
   private static long earlier(long a, long b) {
     return a - b < 0 ? a : b;
   }
 
-  private Reply<NodeStatus> startStatus(int node) {
-    try {
-      return redlock.nodes[node].status();
-    } catch (RuntimeException e) {
-      return Reply.failed(
-          e instanceof io.redlock.RedlockException r
-              ? r
-              : new io.redlock.RedlockTransientException(
-                  redlock.names[node], "status() failed: " + e, e));
-    }
-  }
-
-  /** Whether the vote of {@code node}, sent at {@code sentAt}, counts given its status reply. */
-  private boolean judge(int node, Reply<NodeStatus> status, long deadline, long sentAt) {
-    NodeStatus s;
-    try {
-      s = status.await(redlock.remaining(deadline));
-    } catch (RuntimeException e) {
-      health[node].statusFailed(e);
-      if (QuorumRedlock.stillPending(e)) {
-        redlock.abandonQuietly(status, node);
-      }
-      return false;
-    }
-    if (s == null) {
-      health[node].statusFailed(new IllegalStateException("status() answered null"));
-      return false;
-    }
-    return health[node].observe(s, redlock.ticker.read(), sentAt) <= 0;
-  }
-
   private String quarantineMessage(int grants, int counted, List<String> notCounted, long start) {
     List<String> reasons = new ArrayList<>(notCounted.size());
     for (String name : notCounted) {
-      int i = redlock.nodes().indexOf(name);
-      reasons.add(i >= 0 ? health[i].whyNotCounted(start) : name);
+      int i = quorum.nameList.indexOf(name);
+      reasons.add(i >= 0 ? incarnations[i].whyNotCounted(start) : name);
     }
     return "acquired on "
         + grants
         + " of "
-        + redlock.nodes.length
+        + quorum.size()
         + " nodes, but only "
         + counted
         + " votes count (a quorum needs "
-        + redlock.quorum
+        + quorum.quorum
         + "): restart quarantine leaves out "
         + String.join(", ", reasons)
         + "; a node restarted without durable lock state votes again once it has been up for the"
@@ -451,79 +413,34 @@ final class Safety {
   // Extension
 
   /**
-   * Compare-and-extend on every node, like {@link QuorumRedlock#extendAll}, counting a node's yes
-   * only if its status passes the quarantine (read after the yes was awaited).
+   * With quarantine on, the nodes that extended ({@code extended[i]}, their statuses asked right
+   * after their yes) count only if their status passes; records the counted ones in {@code tally}.
    */
-  void extendAll(String resource, String token, Duration ttl, long deadline, Tally tally) {
-    tally.reset();
-    LockNode[] nodes = redlock.nodes;
-    int n = nodes.length;
-    long start = redlock.ticker.read();
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<Boolean>[] replies = new Reply[n];
-    int[] order = redlock.fanOutOrder.current();
-    boolean sampled = redlock.fanOutOrder.sampleNext();
-    Reply.beginFanOut();
-    try {
-      for (int k = 0; k < n; k++) {
-        int i = order[k];
-        try {
-          replies[i] = nodes[i].extend(resource, token, ttl);
-        } catch (IllegalArgumentException e) {
-          for (int j = 0; j < n; j++) {
-            if (replies[j] != null) {
-              redlock.abandonQuietly(replies[j], j);
+  void judgeExtension(Reply<NodeStatus>[] statuses, long deadline, long sentAt, Tally tally) {
+    quorum.fanOut.run(
+        "status",
+        new Judge(i -> statuses[i], sentAt) {
+          @Override
+          void counted(int node) {
+            tally.yes(quorum.quorum, quorum.ticker.read());
+          }
+
+          @Override
+          public void answered(int node, NodeStatus status) {
+            int before = tally.yes;
+            super.answered(node, status);
+            if (tally.yes == before) {
+              tally.no++;
             }
           }
-          throw e;
-        } catch (RuntimeException e) {
-          redlock.nodeFailed(tally, i, "extend", e);
-        }
-      }
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
-    }
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<NodeStatus>[] statuses = new Reply[n];
-    try {
-      for (int step = 0; step < 2 * n; step++) {
-        int i = order[step % n];
-        Reply<Boolean> reply = QuorumRedlock.takeInAwaitOrder(replies, order, step);
-        if (reply == null) {
-          continue;
-        }
-        long since = sampled ? redlock.ticker.read() : 0;
-        try {
-          Boolean answer = reply.await(redlock.remaining(deadline));
-          redlock.waited(sampled, i, since);
-          if (Boolean.TRUE.equals(answer)) {
-            statuses[i] = startStatus(i);
-          } else {
+
+          @Override
+          public void failed(int node, RuntimeException failure) {
+            super.failed(node, failure);
             tally.no++;
           }
-        } catch (RuntimeException e) {
-          redlock.notAnswered(sampled, i, since, e);
-          redlock.nodeFailed(tally, i, "extend", e);
-          if (QuorumRedlock.stillPending(e)) {
-            redlock.abandonQuietly(reply, i);
-          }
-        }
-      }
-      redlock.measured(sampled);
-    } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
-    }
-    for (int i = 0; i < n; i++) {
-      if (statuses[i] != null) {
-        if (judge(i, statuses[i], deadline, start)) {
-          tally.yes(redlock.quorum, redlock.ticker.read());
-        } else {
-          tally.no++;
-        }
-      }
-    }
+        },
+        deadline,
+        false);
   }
 }

@@ -1,5 +1,6 @@
 package io.redlock.engine.internal;
 
+import io.redlock.NodeFailure;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,7 +36,13 @@ final class Tally {
   /** Names of nodes that could not be asked; null while there are none (no allocation). */
   List<String> failed;
 
+  /** The same nodes with their causes; null while there are none. */
+  List<NodeFailure> failures;
+
   RuntimeException firstFailure;
+
+  /** How many of the failures were non-transient (a retry will not fix them). */
+  int nonTransient;
 
   /** Why the attempt failed when fencing or restart quarantine decided it; null otherwise. */
   String detail;
@@ -53,7 +60,9 @@ final class Tally {
     elapsedNanos = 0;
     validityNanos = 0;
     failed = null;
+    failures = null;
     firstFailure = null;
+    nonTransient = 0;
     detail = null;
     reason = null;
   }
@@ -78,9 +87,23 @@ final class Tally {
   void fail(String name, RuntimeException failure) {
     if (failed == null) {
       failed = new ArrayList<>(4);
+      failures = new ArrayList<>(4);
       firstFailure = failure;
     }
     failed.add(name);
+    NodeFailure f = new NodeFailure(name, failure);
+    failures.add(f);
+    if (!f.isTransient()) {
+      nonTransient++;
+    }
+  }
+
+  /** The non-transient failures, in the order they came. */
+  List<NodeFailure> nonTransientFailures() {
+    if (nonTransient == 0) {
+      return List.of();
+    }
+    return failures.stream().filter(f -> !f.isTransient()).toList();
   }
 
   int failedCount() {

@@ -188,7 +188,7 @@ class AwaitOrderTest {
     Reply<String>[] replies = new Reply[] {odd, b};
     List<Reply<String>> order = new ArrayList<>();
     for (int step = 0; step < 4; step++) {
-      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, new int[] {0, 1}, step);
+      Reply<String> next = FanOut.takeInAwaitOrder(replies, new int[] {0, 1}, step);
       if (next != null) {
         order.add(next);
       }
@@ -215,7 +215,7 @@ class AwaitOrderTest {
     Reply<String>[] replies = new Reply[] {a, b, null, c, d};
     List<String> order = new ArrayList<>();
     for (int step = 0; step < 2 * replies.length; step++) {
-      Reply<String> next = QuorumRedlock.takeInAwaitOrder(replies, fanOutOrder, step);
+      Reply<String> next = FanOut.takeInAwaitOrder(replies, fanOutOrder, step);
       if (next != null) {
         order.add(next.await(Duration.ofSeconds(1)));
       }

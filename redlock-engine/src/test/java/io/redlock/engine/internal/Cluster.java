@@ -81,7 +81,8 @@ final class Cluster {
             return false;
           }
         };
-    return new QuorumRedlock(List.<LockNode>copyOf(nodes), settings, ticker, sleeper, random);
+    return new QuorumRedlock(
+        List.<LockNode>copyOf(nodes), settings, ticker, sleeper, random, false);
   }
 
   /** Another client takes {@code key} on the given nodes, straight on the stores. */

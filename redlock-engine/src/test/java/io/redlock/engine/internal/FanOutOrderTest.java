@@ -116,7 +116,8 @@ class FanOutOrderTest {
   }
 
   private QuorumRedlock redlock(List<SimulatedNode> nodes, RedlockSettings settings) {
-    return new QuorumRedlock(List.copyOf(nodes), settings, ticker);
+    return new QuorumRedlock(
+        List.copyOf(nodes), settings, ticker, Sleeper.SYSTEM, new java.util.Random(7), false);
   }
 
   /** Acquires and releases once; returns how long the acquisition took on the ticker, in µs. */
@@ -143,7 +144,7 @@ class FanOutOrderTest {
     // Measured order: the slow nodes' round trips cover the fast nodes' starts.
     assertThat(cycle(redlock, "r")).isEqualTo(320);
     assertThat(lastFanOut()).containsExactly("slow-3", "slow-4", "fast-0", "fast-1", "fast-2");
-    assertThat(redlock.fanOutOrder.current()).containsExactly(3, 4, 0, 1, 2);
+    assertThat(redlock.quorum.order.current()).containsExactly(3, 4, 0, 1, 2);
     // The extension and the fenced acquisition start in the same order.
     Lease lease = redlock.tryAcquire("e", TTL).orElseThrow();
     assertThat(lease.extend(TTL)).isTrue();
@@ -161,7 +162,7 @@ class FanOutOrderTest {
     for (int i = 0; i < 200; i++) {
       cycle(redlock, "f");
     }
-    assertThat(redlock.fanOutOrder.current()).containsExactly(3, 4, 0, 1, 2);
+    assertThat(redlock.quorum.order.current()).containsExactly(3, 4, 0, 1, 2);
     Lease lease = redlock.tryAcquire("f", TTL).orElseThrow();
     assertThat(lastFanOut()).containsExactly("slow-3", "slow-4", "fast-0", "fast-1", "fast-2");
     assertThat(lease.fencingToken()).isPositive();
@@ -178,13 +179,13 @@ class FanOutOrderTest {
     for (int i = 0; i < 200; i++) {
       cycle(redlock, "c");
     }
-    assertThat(redlock.fanOutOrder.current()).containsExactly(3, 4, 0, 1, 2);
+    assertThat(redlock.quorum.order.current()).containsExactly(3, 4, 0, 1, 2);
 
     nodes.get(1).latencyNanos = 2_000_000; // fast-1 is now 2 ms away
     for (int i = 0; i < 200; i++) {
       cycle(redlock, "c");
     }
-    assertThat(redlock.fanOutOrder.current()[0]).isEqualTo(1);
+    assertThat(redlock.quorum.order.current()[0]).isEqualTo(1);
     assertThat(cycle(redlock, "c")).isEqualTo(2_010);
 
     nodes.get(1).latencyNanos = 50_000; // and back
@@ -208,7 +209,7 @@ class FanOutOrderTest {
 
     // Listed first, the stalled node is awaited first once, until the deadline; then it goes last.
     Lease lease = redlock.tryAcquire("t", TTL).orElseThrow();
-    assertThat(redlock.fanOutOrder.current()).endsWith(0);
+    assertThat(redlock.quorum.order.current()).endsWith(0);
     assertThat(lease.release().deleted()).isEqualTo(4);
     assertThat(lastFanOut()).endsWith("stalled-0");
     for (int i = 0; i < 100; i++) {
@@ -218,7 +219,7 @@ class FanOutOrderTest {
       assertThat(took / 1_000).isLessThanOrEqualTo(timeoutMicros + 50);
       lease.release();
     }
-    assertThat(redlock.fanOutOrder.current()).containsExactly(3, 4, 1, 2, 0);
+    assertThat(redlock.quorum.order.current()).containsExactly(3, 4, 1, 2, 0);
 
     // Extending with less validity left than a node timeout: the deadline is the old validity's
     // end, and the answers read after the stalled node's wait would come too late.
@@ -233,7 +234,7 @@ class FanOutOrderTest {
     for (int i = 0; i < 100; i++) {
       cycle(redlock, "t");
     }
-    assertThat(redlock.fanOutOrder.current()).startsWith(3, 4);
+    assertThat(redlock.quorum.order.current()).startsWith(3, 4);
     assertThat(cycle(redlock, "t")).isEqualTo(320);
   }
 
@@ -245,12 +246,12 @@ class FanOutOrderTest {
       nodes.add(new SimulatedNode("node-" + i, 50));
     }
     QuorumRedlock redlock = redlock(nodes, RedlockSettings.defaults());
-    int[] first = redlock.fanOutOrder.current();
+    int[] first = redlock.quorum.order.current();
     for (int i = 0; i < 300; i++) {
       cycle(redlock, "same");
     }
-    assertThat(redlock.fanOutOrder.current()).isSameAs(first).containsExactly(0, 1, 2, 3, 4);
-    assertThat(redlock.fanOutOrder.waits()).doesNotContain(0L);
+    assertThat(redlock.quorum.order.current()).isSameAs(first).containsExactly(0, 1, 2, 3, 4);
+    assertThat(redlock.quorum.order.waits()).doesNotContain(0L);
   }
 
   @Test
@@ -261,7 +262,7 @@ class FanOutOrderTest {
     for (int i = 0; i < 50; i++) {
       cycle(redlock, "one");
     }
-    assertThat(redlock.fanOutOrder.waits()).containsExactly(0);
+    assertThat(redlock.quorum.order.waits()).containsExactly(0);
   }
 
   @Nested

@@ -51,6 +51,7 @@ final class FaultyNode implements LockNode {
   private final List<String> events;
   private volatile Mode mode = Mode.UP;
   private volatile RuntimeException throwing;
+  private volatile io.redlock.RedlockException downFailure;
   private volatile Duration latency = Duration.ZERO;
   private volatile Duration acquireLatency = Duration.ZERO;
   private volatile RuntimeException closeFailure;
@@ -99,6 +100,14 @@ final class FaultyNode implements LockNode {
   }
 
   FaultyNode down() {
+    downFailure = null;
+    mode = Mode.DOWN;
+    return this;
+  }
+
+  /** Every call fails with a non-transient failure (a wrong password, a missing table). */
+  FaultyNode misconfigured(String why) {
+    downFailure = new io.redlock.RedlockNonTransientException(name, why, null);
     mode = Mode.DOWN;
     return this;
   }
@@ -186,6 +195,22 @@ final class FaultyNode implements LockNode {
     }
     for (Late<?> reply : pending) {
       reply.deliver();
+    }
+  }
+
+  /**
+   * Ends the calls that missed their deadline without an answer (the backend dropped them, or gave
+   * up waiting): their abandon handlers get null, and the node answers again.
+   */
+  void dropLate() {
+    mode = Mode.UP;
+    List<Late<?>> pending;
+    synchronized (late) {
+      pending = new ArrayList<>(late);
+      late.clear();
+    }
+    for (Late<?> reply : pending) {
+      reply.drop();
     }
   }
 
@@ -340,7 +365,9 @@ final class FaultyNode implements LockNode {
           case UP -> operation.get();
           case DOWN ->
               Reply.failed(
-                  new RedlockTransientException(name, "connection refused (injected)", null));
+                  downFailure != null
+                      ? downFailure
+                      : new RedlockTransientException(name, "connection refused (injected)", null));
           case THROWS -> throw throwing;
           case SLOW -> new Late<>(operation, false, false);
           case SLOW_ANSWER -> new Late<>(operation, true, false);
@@ -441,6 +468,13 @@ final class FaultyNode implements LockNode {
     @Override
     public void abandon(Consumer<? super T> lateAnswer) {
       this.lateAnswer = lateAnswer;
+    }
+
+    void drop() {
+      Consumer<? super T> handler = lateAnswer;
+      if (handler != null) {
+        handler.accept(null);
+      }
     }
 
     void deliver() {

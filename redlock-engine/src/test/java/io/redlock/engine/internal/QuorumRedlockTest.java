@@ -173,27 +173,32 @@ class QuorumRedlockTest {
     }
 
     @Test
-    void an_illegal_argument_from_a_node_propagates_and_nothing_lingers() {
+    void an_illegal_argument_from_a_node_propagates_and_nothing_lingers()
+        throws InterruptedException {
       Cluster cluster = new Cluster(5);
       IllegalArgumentException rejected = new IllegalArgumentException("key too long for node-3");
       cluster.node(3).throwing(rejected);
 
-      assertThatThrownBy(() -> cluster.redlock().tryAcquire(KEY, TTL)).isSameAs(rejected);
+      QuorumRedlock redlock = cluster.redlock();
+      assertThatThrownBy(() -> redlock.tryAcquire(KEY, TTL)).isSameAs(rejected);
 
+      redlock.quorum.background.awaitIdle(10_000); // grants that came in are released there
       assertThat(cluster.holding(KEY)).isZero();
       assertThat(cluster.acquireCalls()).isEqualTo(List.of(1, 1, 1, 1, 0));
       cluster.assertRepliesSettled();
     }
 
     @Test
-    void slow_nodes_past_the_deadline_count_as_no_and_a_late_acquired_is_released() {
+    void slow_nodes_past_the_deadline_count_as_no_and_a_late_acquired_is_released()
+        throws InterruptedException {
       Cluster cluster = new Cluster(5);
       for (int i = 0; i < 3; i++) {
         cluster.node(i).slow();
       }
       long before = cluster.ticker.read();
 
-      assertThat(cluster.redlock(oneAttempt()).tryAcquire(KEY, TTL)).isEmpty();
+      QuorumRedlock redlock = cluster.redlock(oneAttempt());
+      assertThat(redlock.tryAcquire(KEY, TTL)).isEmpty();
 
       // 50 ms once for the acquire replies (one shared deadline, not one per slow node), then
       // 50 ms once for the cleanup releases
@@ -202,6 +207,7 @@ class QuorumRedlockTest {
       for (int i = 0; i < 3; i++) {
         cluster.node(i).deliverLate(); // the request lands now and answers "acquired"
       }
+      redlock.quorum.background.awaitIdle(10_000); // late grants are released there
       assertThat(cluster.holding(KEY)).isZero();
       for (int i = 0; i < 3; i++) {
         assertThat(cluster.node(i).store.owner(KEY)).isEmpty();

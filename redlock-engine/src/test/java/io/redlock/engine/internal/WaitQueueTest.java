@@ -75,7 +75,8 @@ class WaitQueueTest {
             Cluster.SETTINGS,
             cluster.ticker,
             sleeper,
-            cluster.random);
+            cluster.random,
+            false);
   }
 
   @AfterEach

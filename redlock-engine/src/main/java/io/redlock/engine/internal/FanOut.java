@@ -1,0 +1,283 @@
+package io.redlock.engine.internal;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.Ticker;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The engine's one fan-out: start a call on every node, then await every reply against one
+ * deadline, handing each outcome to a {@link Policy}. Acquire, fenced acquire, release, extend, the
+ * fence write-back and the status reads are policies over it.
+ *
+ * <p>What it does for every policy, once:
+ *
+ * <ul>
+ *   <li>starts and awaits the nodes in the measured {@link FanOutOrder} (slowest first), awaiting
+ *       first the replies that the calling thread would run itself ({@link Reply#runsOnAwait});
+ *   <li>keeps the first blocking call of the fan-out back so that this thread runs it ({@link
+ *       Reply#beginFanOut});
+ *   <li>abandons a reply that timed out or whose wait was interrupted, so that the backend drops
+ *       the call if it has not sent it yet, and hands its late outcome to {@link Policy#ended};
+ *   <li>records every start, answer and failure in {@link NodeStates}: calls in flight, last
+ *       answer, up or down;
+ *   <li>on an {@link IllegalArgumentException} from a start (the caller's input), abandons the
+ *       calls already started and rethrows.
+ * </ul>
+ *
+ * <p>Runs on the calling thread; {@link Policy#ended} runs on whatever thread the backend ends the
+ * call on.
+ */
+final class FanOut {
+  private static final Logger LOG = LoggerFactory.getLogger(FanOut.class);
+
+  /**
+   * One kind of call, and what to do with each node's outcome. {@link #start}, {@link #answered}
+   * and {@link #failed} run on the fan-out's thread, in await order.
+   *
+   * @param <T> the answer's type
+   */
+  interface Policy<T> {
+    /**
+     * Starts the call on {@code node}, or returns null to leave the node out.
+     *
+     * @throws IllegalArgumentException for the caller's input: the fan-out stops
+     */
+    Reply<T> start(int node);
+
+    /** {@code node} answered in time. */
+    void answered(int node, T answer);
+
+    /** {@code node} could not be asked, failed, or did not answer in time. */
+    void failed(int node, RuntimeException failure);
+
+    /**
+     * The call on {@code node} that {@link #failed} for want of an answer in time has ended: with
+     * its late answer, or null if there is none. On any thread; must return quickly.
+     */
+    default void ended(int node, T late) {}
+  }
+
+  private final String[] names;
+  private final FanOutOrder order;
+  private final NodeStates states;
+  private final Ticker ticker;
+  private final int[] givenOrder;
+
+  FanOut(String[] names, FanOutOrder order, NodeStates states, Ticker ticker) {
+    this.names = names;
+    this.order = order;
+    this.states = states;
+    this.ticker = ticker;
+    this.givenOrder = new int[names.length];
+    for (int i = 0; i < givenOrder.length; i++) {
+      givenOrder[i] = i;
+    }
+  }
+
+  int size() {
+    return names.length;
+  }
+
+  /**
+   * Starts {@code policy}'s call on every node in the measured order, then awaits the replies until
+   * {@code deadline} (a ticker reading).
+   */
+  <T> void run(String operation, Policy<T> policy, long deadline) {
+    run(operation, policy, deadline, true);
+  }
+
+  /**
+   * Like {@link #run(String, Policy, long)}; {@code measured} false keeps the order the nodes were
+   * given and takes no samples (for a second round over a few nodes).
+   */
+  <T> void run(String operation, Policy<T> policy, long deadline, boolean measured) {
+    int n = names.length;
+    int[] nodes = measured ? order.current() : givenOrder;
+    boolean sampled = measured && order.sampleNext();
+    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
+    Reply<T>[] replies = new Reply[n];
+    Reply.beginFanOut();
+    try {
+      start(operation, policy, nodes, replies);
+    } catch (Throwable t) {
+      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
+      throw t;
+    } finally {
+      Reply.endFanOut();
+    }
+    try {
+      for (int step = 0; step < 2 * n; step++) {
+        int i = nodes[step % n];
+        Reply<T> reply = takeInAwaitOrder(replies, nodes, step);
+        if (reply != null) {
+          await(operation, policy, i, reply, deadline, sampled);
+        }
+      }
+      if (sampled) {
+        order.measured();
+      }
+    } finally {
+      Reply.dispatchDeferred(); // after an exception too: it must run
+    }
+  }
+
+  /** Runs {@code policy} on {@code node} alone, in the given order and unmeasured. */
+  <T> void runOne(String operation, int node, Policy<T> policy, long deadline) {
+    run(
+        operation,
+        new Policy<T>() {
+          @Override
+          public Reply<T> start(int i) {
+            return i == node ? policy.start(i) : null;
+          }
+
+          @Override
+          public void answered(int i, T answer) {
+            policy.answered(i, answer);
+          }
+
+          @Override
+          public void failed(int i, RuntimeException failure) {
+            policy.failed(i, failure);
+          }
+
+          @Override
+          public void ended(int i, T late) {
+            policy.ended(i, late);
+          }
+        },
+        deadline,
+        false);
+  }
+
+  private <T> void start(String operation, Policy<T> policy, int[] nodes, Reply<T>[] replies) {
+    for (int i : nodes) {
+      try {
+        replies[i] = policy.start(i);
+      } catch (IllegalArgumentException e) {
+        for (int j = 0; j < replies.length; j++) {
+          if (replies[j] != null) {
+            abandon(operation, policy, j, replies[j]);
+          }
+        }
+        throw e;
+      } catch (RuntimeException e) {
+        fail(operation, policy, i, e);
+        continue;
+      }
+      if (replies[i] != null) {
+        states.started(i);
+      }
+    }
+  }
+
+  private <T> void await(
+      String operation, Policy<T> policy, int i, Reply<T> reply, long deadline, boolean sampled) {
+    long since = sampled ? ticker.read() : 0;
+    T answer;
+    try {
+      answer = reply.await(remaining(deadline));
+    } catch (RuntimeException e) {
+      if (e instanceof NodeTimeoutException) {
+        order.timedOut(i);
+      } else if (sampled && !Thread.currentThread().isInterrupted()) {
+        order.waited(i, ticker.read() - since);
+      }
+      if (stillPending(e)) {
+        abandon(operation, policy, i, reply);
+      } else {
+        states.ended(i);
+      }
+      fail(operation, policy, i, e);
+      return;
+    }
+    if (sampled) {
+      order.waited(i, ticker.read() - since);
+    }
+    states.ended(i);
+    states.answered(i);
+    policy.answered(i, answer);
+  }
+
+  private <T> void fail(String operation, Policy<T> policy, int i, RuntimeException e) {
+    states.failed(i, e);
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("{}: {} failed: {}", names[i], operation, e.toString());
+    }
+    policy.failed(i, e);
+  }
+
+  /** Gives up on a started call; its end, whenever it comes, is counted and passed on. */
+  private <T> void abandon(String operation, Policy<T> policy, int i, Reply<T> reply) {
+    try {
+      reply.abandon(
+          late -> {
+            states.ended(i);
+            if (late != null) {
+              states.answered(i);
+            }
+            try {
+              policy.ended(i, late);
+            } catch (RuntimeException e) {
+              LOG.warn("{}: handling the late end of {} failed", names[i], operation, e);
+            }
+          });
+    } catch (RuntimeException e) {
+      states.ended(i); // the backend broke its contract: do not count the call for ever
+      LOG.debug("{}: could not abandon {}: {}", names[i], operation, e.toString());
+    }
+  }
+
+  /**
+   * The await order of one fan-out, as steps {@code 0 .. 2n-1}: first (steps below n) the replies
+   * that would run on this thread ({@link Reply#runsOnAwait}: a blocking node's queued call, which
+   * this thread can do while the other nodes answer, instead of parking while a worker wakes up),
+   * then all the others, each group in the fan-out's {@code order} (node indexes). Step {@code s}
+   * is node {@code order[s % n]}. Each reply is handed out once and taken out of the array; null
+   * for a step with nothing to await. Allocates nothing.
+   */
+  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int[] order, int step) {
+    int n = replies.length;
+    int i = order[step % n];
+    R reply = replies[i];
+    if (reply == null || (step < n && !runsOnAwait(reply))) {
+      return null;
+    }
+    replies[i] = null;
+    Reply.awaiting(reply); // a reply kept back by the fan-out must not wait behind this one
+    return reply;
+  }
+
+  /** A backend's answer, or false if asking failed: then the reply is awaited in fan-out order. */
+  private static boolean runsOnAwait(Reply<?> reply) {
+    try {
+      return reply.runsOnAwait();
+    } catch (RuntimeException e) {
+      LOG.debug("runsOnAwait() failed: {}", e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Whether a reply that threw may still complete: it timed out, or this thread's interrupt cut the
+   * wait short. Such a reply must be abandoned.
+   */
+  static boolean stillPending(RuntimeException e) {
+    return e instanceof NodeTimeoutException || Thread.currentThread().isInterrupted();
+  }
+
+  /**
+   * Time left until {@code deadline}; zero once past it or when interrupted (take only answers
+   * already there, so cleanup never blocks an interrupted thread).
+   */
+  Duration remaining(long deadline) {
+    if (Thread.currentThread().isInterrupted()) {
+      return Duration.ZERO;
+    }
+    long left = deadline - ticker.read();
+    return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+  }
+}

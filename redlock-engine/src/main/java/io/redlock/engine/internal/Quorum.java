@@ -1,0 +1,114 @@
+package io.redlock.engine.internal;
+
+import io.redlock.ReleaseOutcome;
+import io.redlock.Ticker;
+import io.redlock.spi.LockNode;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The nodes of one Redlock and what every call on them shares: their names, the majority, the
+ * {@link FanOut} with its order and {@link NodeStates}, and the background thread. Release lives
+ * here because acquisition (after a failed attempt) and the lease both need it.
+ */
+final class Quorum {
+  private static final Logger LOG = LoggerFactory.getLogger(Quorum.class);
+
+  final LockNode[] nodes;
+  final String[] names;
+  final List<String> nameList;
+  final int quorum;
+  final Ticker ticker;
+  final FanOutOrder order;
+  final NodeStates states;
+  final FanOut fanOut;
+  final Background background = new Background();
+
+  Quorum(LockNode[] nodes, String[] names, Ticker ticker) {
+    this.nodes = nodes;
+    this.names = names;
+    this.nameList = List.of(names);
+    this.quorum = nodes.length / 2 + 1;
+    this.ticker = ticker;
+    this.order = new FanOutOrder(names);
+    this.states = new NodeStates(names, ticker);
+    this.fanOut = new FanOut(names, order, states, ticker);
+  }
+
+  int size() {
+    return nodes.length;
+  }
+
+  /**
+   * Compare-and-delete on every node, awaited against one deadline. Never throws because of a node.
+   */
+  ReleaseOutcome releaseAll(String resource, String token, long nodeTimeoutNanos) {
+    Release release = new Release(resource, token);
+    fanOut.run("release", release, ticker.read() + nodeTimeoutNanos);
+    return new ReleaseOutcome(
+        release.deleted, release.answered, nodes.length, inNodeOrder(release.failed));
+  }
+
+  /** The release of one key on every node: counts who deleted, who answered, who failed. */
+  private final class Release implements FanOut.Policy<Boolean> {
+    private final String resource;
+    private final String token;
+    int deleted;
+    int answered;
+    List<String> failed;
+
+    Release(String resource, String token) {
+      this.resource = resource;
+      this.token = token;
+    }
+
+    @Override
+    public io.redlock.spi.Reply<Boolean> start(int node) {
+      return nodes[node].release(resource, token);
+    }
+
+    @Override
+    public void answered(int node, Boolean answer) {
+      answered++;
+      if (Boolean.TRUE.equals(answer)) {
+        deleted++;
+      }
+    }
+
+    @Override
+    public void failed(int node, RuntimeException failure) {
+      if (failed == null) {
+        failed = new ArrayList<>(4);
+      }
+      failed.add(names[node]);
+    }
+  }
+
+  /**
+   * Releases {@code resource} on one node, on the background thread: for a grant that arrived after
+   * its acquisition had given up on it. Sent only once the node has answered the acquire, so the
+   * acquire cannot overtake it.
+   */
+  void releaseLate(int node, String resource, String token, long nodeTimeoutNanos) {
+    background.run(
+        "releasing a late grant of '" + resource + "' on " + names[node],
+        () -> {
+          long deadline = ticker.read() + nodeTimeoutNanos;
+          fanOut.runOne("late release", node, new Release(resource, token), deadline);
+          LOG.debug("{}: late grant of '{}' released", names[node], resource);
+        });
+  }
+
+  /** Failed node names in the order the nodes were given. */
+  List<String> inNodeOrder(List<String> failed) {
+    if (failed == null || failed.isEmpty()) {
+      return List.of();
+    }
+    List<String> sorted = new ArrayList<>(failed);
+    sorted.sort(Comparator.comparingInt(nameList::indexOf));
+    return sorted;
+  }
+}
