@@ -11,12 +11,21 @@ public class NodeTimeoutException extends RedlockTransientException {
    * @param timeout how long it was given
    */
   public NodeTimeoutException(String node, Duration timeout) {
-    super(
+    this(
         node,
+        timeout,
         "no answer within "
             + timeout.toMillis()
-            + " ms; check that the node is up and reachable, or raise the per-node timeout",
-        null);
+            + " ms; check that the node is up and reachable, or raise the per-node timeout");
+  }
+
+  /**
+   * @param node the node that did not answer (redacted)
+   * @param timeout how long it was given
+   * @param message what kept it, and what to do
+   */
+  public NodeTimeoutException(String node, Duration timeout, String message) {
+    super(node, message, null);
     this.timeout = timeout;
   }
 

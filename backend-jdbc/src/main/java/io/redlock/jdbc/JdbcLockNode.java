@@ -231,7 +231,9 @@ public final class JdbcLockNode implements LockNode {
     if (wire != null && wire.takesCalls()) {
       return wire.release(kt[0], kt[1]);
     }
-    return submit(budget -> table.release(kt[0], kt[1], budget));
+    // a release is run even when the engine stops waiting for it: see Reply.abandon
+    return Reply.supplyAsyncOrInline(
+        budget -> table.release(kt[0], kt[1], budget), inlineAllowed, executor, name, false);
   }
 
   @Override

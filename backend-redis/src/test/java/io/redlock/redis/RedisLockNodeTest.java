@@ -482,7 +482,8 @@ class RedisLockNodeTest {
 
     @Test
     @DisplayName(
-        "when every pooled connection stays busy, a call fails transiently naming poolSize")
+        "when every pooled connection stays busy, a call times out waiting, naming poolSize, and"
+            + " is never sent")
     void poolExhausted() throws Exception {
       try (RedisServer redis = RedisServer.builder().faultInjection().start()) {
         RedisLockNode node = node(redis.uri() + "?poolSize=1&connectTimeout=200ms");
@@ -492,9 +493,12 @@ class RedisLockNodeTest {
         try {
           first = node.tryAcquire(key(), token(), TTL); // takes the only connection
           Reply<AcquireResult> second = node.tryAcquire(key(), token(), TTL);
-          assertThatThrownBy(() -> second.await(WAIT))
-              .isInstanceOf(RedlockTransientException.class)
+          assertThatThrownBy(() -> second.await(Duration.ofMillis(300)))
+              .isInstanceOf(NodeTimeoutException.class)
               .hasMessageContaining("poolSize");
+          CompletableFuture<AcquireResult> ended = new CompletableFuture<>();
+          second.abandon(ended::complete);
+          assertThat(ended.get(5, TimeUnit.SECONDS)).as("dropped, never sent").isNull();
         } finally {
           redis.resume();
         }

@@ -70,7 +70,7 @@ class DurabilityWarningTest {
       String warning = warnings().get(0);
       assertThat(warning)
           .contains("WARN")
-          .contains("2 of 3 nodes")
+          .contains("2 of the 3 nodes that answered")
           .contains(redis.get(0).address())
           .contains(redis.get(1).address())
           .doesNotContain(durable.address())

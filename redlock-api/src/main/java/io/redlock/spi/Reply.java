@@ -42,7 +42,9 @@ public interface Reply<T> {
    * <ul>
    *   <li>A call the backend has <b>not sent yet</b> (still queued for a worker or a connection) is
    *       <b>dropped</b>: never sent. Run late, it would only load a node that is already slow and
-   *       hold a connection that a fresh call needs.
+   *       hold a connection that a fresh call needs. Except a {@link LockNode#release release}: it
+   *       is still sent when it can be, since it can only delete the caller's own key, and dropping
+   *       it would leave that key held until its TTL runs out.
    *   <li>A call <b>already sent</b> is read to its end in the background, within the backend's own
    *       timeouts, and whatever it held (a connection) is freed at once when it ends.
    * </ul>
@@ -93,10 +95,20 @@ public interface Reply<T> {
    * failed reply.
    */
   static <T> Reply<T> supplyAsync(Supplier<T> operation, Executor executor, String node) {
+    return supplyAsync(operation, executor, node, true);
+  }
+
+  /**
+   * {@link #supplyAsync}, choosing whether a call still queued when the reply is abandoned is
+   * dropped ({@code dropIfAbandoned}), or still run (a release: see {@link #abandon}).
+   */
+  static <T> Reply<T> supplyAsync(
+      Supplier<T> operation, Executor executor, String node, boolean dropIfAbandoned) {
     Objects.requireNonNull(operation, "operation");
     Objects.requireNonNull(executor, "executor");
     StealableReply<T> reply =
-        new StealableReply<>(budget -> operation.get(), () -> false, executor, node);
+        new StealableReply<>(
+            budget -> operation.get(), () -> false, executor, node, dropIfAbandoned);
     reply.dispatch(); // a refusal fails the reply
     return reply;
   }
@@ -116,10 +128,24 @@ public interface Reply<T> {
    */
   static <T> Reply<T> supplyAsyncOrInline(
       Budgeted<T> operation, BooleanSupplier inlineAllowed, Executor executor, String node) {
+    return supplyAsyncOrInline(operation, inlineAllowed, executor, node, true);
+  }
+
+  /**
+   * {@link #supplyAsyncOrInline}, choosing whether a call still queued when the reply is abandoned
+   * is dropped ({@code dropIfAbandoned}), or still run (a release: see {@link #abandon}).
+   */
+  static <T> Reply<T> supplyAsyncOrInline(
+      Budgeted<T> operation,
+      BooleanSupplier inlineAllowed,
+      Executor executor,
+      String node,
+      boolean dropIfAbandoned) {
     Objects.requireNonNull(operation, "operation");
     Objects.requireNonNull(inlineAllowed, "inlineAllowed");
     Objects.requireNonNull(executor, "executor");
-    StealableReply<T> reply = new StealableReply<>(operation, inlineAllowed, executor, node);
+    StealableReply<T> reply =
+        new StealableReply<>(operation, inlineAllowed, executor, node, dropIfAbandoned);
     if (!StealableReply.deferred(reply)) {
       reply.dispatch(); // a refusal fails the reply
     }

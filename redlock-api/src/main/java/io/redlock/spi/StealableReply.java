@@ -107,8 +107,16 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   @SuppressWarnings("unused") // through DISPATCHED
   private volatile boolean dispatched;
 
+  /** Whether an abandoned call that no thread has started is dropped, or still run. */
+  private final boolean dropIfAbandoned;
+
   StealableReply(
-      Reply.Budgeted<T> operation, BooleanSupplier inlineAllowed, Executor executor, String node) {
+      Reply.Budgeted<T> operation,
+      BooleanSupplier inlineAllowed,
+      Executor executor,
+      String node,
+      boolean dropIfAbandoned) {
+    this.dropIfAbandoned = dropIfAbandoned;
     this.operation = operation;
     this.inlineAllowed = inlineAllowed;
     this.executor = executor;
@@ -194,10 +202,15 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     return value;
   }
 
-  /** A call no thread has started is dropped; a running one ends in the background. */
+  /**
+   * A call no thread has started is dropped (unless it must still run: then it is queued, as a
+   * kept-back call would be); a running one ends in the background.
+   */
   @Override
   public void abandon(Consumer<? super T> ended) {
-    if (TAKEN.compareAndSet(this, false, true)) {
+    if (!dropIfAbandoned) {
+      dispatch();
+    } else if (TAKEN.compareAndSet(this, false, true)) {
       future.completeExceptionally(
           new RedlockTransientException(node, "dropped: abandoned before it was sent", null));
     }

@@ -406,6 +406,19 @@ class StealableReplyTest {
     }
 
     @Test
+    @DisplayName("an abandoned release (not droppable) still runs and reports its answer")
+    void abandonedReleaseRuns() {
+      ManualExecutor executor = new ManualExecutor();
+      Recorder op = new Recorder();
+      Reply<String> reply = Reply.supplyAsync(() -> op.run(null), executor, "node-a", false);
+      List<String> late = new ArrayList<>();
+      reply.abandon(late::add);
+      executor.runAll();
+      assertThat(op.threads).hasSize(1);
+      assertThat(late).containsExactly("answer");
+    }
+
+    @Test
     @DisplayName("an abandoned call that is running reports its late answer when it ends")
     void abandonedRunningReportsLate() throws Exception {
       java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);

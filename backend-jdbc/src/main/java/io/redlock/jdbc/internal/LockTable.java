@@ -28,6 +28,10 @@ import javax.sql.DataSource;
  * {@code ALTER TABLE} to run.
  */
 public final class LockTable {
+  /** Serializes the one-time schema checks, which run SQL. */
+  private final java.util.concurrent.locks.ReentrantLock schemaLock =
+      new java.util.concurrent.locks.ReentrantLock();
+
   /** A live key as the server sees it. */
   public record Entry(String token, Duration remaining) {}
 
@@ -514,10 +518,13 @@ public final class LockTable {
     if (fenceColumn) {
       return;
     }
-    synchronized (this) {
+    schemaLock.lock(); // not a monitor: a virtual thread waiting here must not pin its carrier
+    try {
       if (!fenceColumn) {
         fenceColumn = ensureFenceColumn(c, d);
       }
+    } finally {
+      schemaLock.unlock();
     }
     if (!fenceColumn) {
       throw new RedlockNonTransientException(node, SqlErrors.missingFenceMessage(table, d), null);
@@ -734,7 +741,8 @@ public final class LockTable {
     if (d != null) {
       return d;
     }
-    synchronized (this) {
+    schemaLock.lock(); // not a monitor: the check runs SQL, and must not pin a virtual thread
+    try {
       if (dialect == null) {
         try {
           dialect = withConnection(this::prepareSchema);
@@ -743,6 +751,8 @@ public final class LockTable {
         }
       }
       return dialect;
+    } finally {
+      schemaLock.unlock();
     }
   }
 

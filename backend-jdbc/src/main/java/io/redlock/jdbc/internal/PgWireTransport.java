@@ -352,7 +352,8 @@ public final class PgWireTransport implements AutoCloseable {
     // the table must be checked first, or no connection is idle: a worker does it and sends,
     // unless the reply was abandoned meanwhile
     CompletableFuture<Object[]> sent = new CompletableFuture<>();
-    PgWireReply<T> reply = new PgWireReply<>(this, operation, sent);
+    // a release is sent even when the engine stops waiting for it: see Reply.abandon
+    PgWireReply<T> reply = new PgWireReply<>(this, operation, sent, !"release".equals(operation));
     try {
       executor.execute(
           () -> {
@@ -522,6 +523,7 @@ public final class PgWireTransport implements AutoCloseable {
         new java.util.concurrent.atomic.AtomicInteger();
 
     PgWireReply(PgWireTransport transport, Call<T> call, PgWireConnection connection) {
+      this.droppable = true;
       this.transport = transport;
       this.operation = call.operation();
       this.callNow = call;
@@ -529,7 +531,15 @@ public final class PgWireTransport implements AutoCloseable {
       this.sent = null;
     }
 
-    PgWireReply(PgWireTransport transport, String operation, CompletableFuture<Object[]> sent) {
+    /** Whether an abandoned statement not sent yet is dropped (all but releases). */
+    private final boolean droppable;
+
+    PgWireReply(
+        PgWireTransport transport,
+        String operation,
+        CompletableFuture<Object[]> sent,
+        boolean droppable) {
+      this.droppable = droppable;
       this.transport = transport;
       this.operation = operation;
       this.callNow = null;
@@ -682,12 +692,12 @@ public final class PgWireTransport implements AutoCloseable {
 
     /** Whether a worker may still send the statement: false once the reply was abandoned. */
     boolean stillWanted() {
-      return sendState.get() == 0;
+      return sendState.get() == 0 || !droppable;
     }
 
     /** Claims the sending; false if the reply was abandoned (then it is never sent). */
     boolean claimSend() {
-      return sendState.compareAndSet(0, 1);
+      return sendState.compareAndSet(0, 1) || !droppable;
     }
 
     @Override
@@ -705,7 +715,7 @@ public final class PgWireTransport implements AutoCloseable {
         readLateInBackground(sentNow, ended);
         return;
       }
-      if (sendState.compareAndSet(0, 2)) {
+      if (droppable && sendState.compareAndSet(0, 2)) {
         ended.accept(null); // never sent
         return;
       }

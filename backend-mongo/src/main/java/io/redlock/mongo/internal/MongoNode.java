@@ -446,8 +446,9 @@ public final class MongoNode {
             throw MongoErrors.translate(e, name, operation, settings);
           }
         };
-    // a call the engine abandons before a worker takes it is never sent
-    return Reply.supplyAsync(translated, workers, name);
+    // a call the engine abandons before a worker takes it is never sent, except a release (see
+    // Reply.abandon)
+    return Reply.supplyAsync(translated, workers, name, !"release".equals(operation));
   }
 
   /**

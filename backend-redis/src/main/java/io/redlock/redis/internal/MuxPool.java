@@ -2,6 +2,9 @@ package io.redlock.redis.internal;
 
 import java.time.Duration;
 import java.util.NoSuchElementException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.Condition;
@@ -10,7 +13,8 @@ import redis.clients.jedis.Connection;
 import redis.clients.jedis.ConnectionFactory;
 
 /**
- * The connections of one node: at most {@code maxTotal} open, idle ones kept in a slot each.
+ * The connections of one node: at most {@code maxTotal} open, idle ones kept in a slot each, and
+ * the calls waiting for one ({@link #await}), served in order as connections come back or open.
  *
  * <p>Taking and returning an idle connection is a compare-and-set on a slot and a counter update,
  * with no allocation. This replaces Jedis's commons-pool2 pool, whose bookkeeping on every borrow
@@ -45,13 +49,46 @@ final class MuxPool {
   /** Borrowers waiting for a connection to come back or a slot to free up. */
   private final AtomicInteger waiters = new AtomicInteger();
 
+  /**
+   * Calls waiting for a connection, in order. A waiter that no longer wants one (its call was
+   * dropped) is skipped when its turn comes.
+   */
+  private final ConcurrentLinkedQueue<Waiter> waiting = new ConcurrentLinkedQueue<>();
+
+  /** How many entries {@link #waiting} holds (read without walking the queue). */
+  private final AtomicInteger waitingCount = new AtomicInteger();
+
+  /** Most calls that may wait at once; beyond them a call fails at once (the node is stalled). */
+  private final int maxWaiting;
+
+  /** Opens connections for waiting calls, off the callers' threads. */
+  private final Executor opener;
+
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private volatile boolean closed;
 
-  MuxPool(ConnectionFactory factory, int maxTotal, Duration maxIdle) {
+  /** A call waiting for a connection ({@link #await}). */
+  interface Waiter {
+    /**
+     * Takes {@code connection} for its call (sends on it): true if it did, and then owns it; false
+     * if it no longer wants one (dropped), and the connection goes to the next waiter.
+     */
+    boolean serve(MuxConnection connection);
+
+    /**
+     * No connection could be had for the call: it fails with {@code failure}. False if it no longer
+     * wanted one (dropped), so the failure is for the next waiter.
+     */
+    boolean fail(Exception failure);
+  }
+
+  MuxPool(
+      ConnectionFactory factory, int maxTotal, Duration maxIdle, int maxWaiting, Executor opener) {
     this.factory = factory;
     this.maxTotal = maxTotal;
+    this.maxWaiting = maxWaiting;
+    this.opener = opener;
     this.maxIdleNanos = maxIdle.toNanos();
     this.idle = new AtomicReferenceArray<>(maxTotal);
   }
@@ -124,6 +161,90 @@ final class MuxPool {
     }
   }
 
+  /**
+   * Serves {@code waiter} with a connection: an idle one now, else the next one given back or
+   * opened (an opening is started if fewer than {@code maxTotal} are open). Never blocks; the
+   * waiter is served on whichever thread frees or opens the connection.
+   */
+  void await(Waiter waiter) {
+    if (closed) {
+      waiter.fail(new IllegalStateException("the connection pool is closed"));
+      return;
+    }
+    if (waitingCount.incrementAndGet() > maxWaiting) {
+      waitingCount.decrementAndGet();
+      waiter.fail(
+          new NoSuchElementException(
+              "more than " + maxWaiting + " calls are waiting for a connection to this node"));
+      return;
+    }
+    waiting.add(waiter);
+    // After registering, look again: a connection given back meanwhile went idle unseen.
+    MuxConnection c = takeIdle();
+    if (c != null) {
+      lent.incrementAndGet();
+      handOut(c);
+    } else {
+      openForWaiters();
+    }
+  }
+
+  /** Starts opening a connection for the waiting calls, if fewer than {@code maxTotal} are open. */
+  private void openForWaiters() {
+    if (closed || waitingCount.get() <= 0 || !reserve()) {
+      return;
+    }
+    try {
+      opener.execute(
+          () -> {
+            MuxConnection c;
+            try {
+              c = create();
+            } catch (Exception | Error e) {
+              failOneWaiter(e instanceof Exception ex ? ex : new IllegalStateException(e));
+              return;
+            }
+            lent.incrementAndGet();
+            handOut(c);
+          });
+    } catch (RejectedExecutionException e) {
+      open.decrementAndGet(); // the node is closing
+      signal();
+    }
+  }
+
+  /** An opening failed: the first call still waiting fails with it (each call tries once). */
+  private void failOneWaiter(Exception failure) {
+    for (Waiter w; (w = waiting.poll()) != null; ) {
+      waitingCount.decrementAndGet();
+      if (w.fail(failure)) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Hands a lent connection to the first waiting call that still wants one; with none, it goes idle
+   * (then a waiter that registered meanwhile is looked for again).
+   */
+  private void handOut(MuxConnection c) {
+    for (Waiter w; (w = waiting.poll()) != null; ) {
+      waitingCount.decrementAndGet();
+      if (w.serve(c)) {
+        return;
+      }
+    }
+    lent.decrementAndGet();
+    keepIdle(c);
+    if (waitingCount.get() > 0) {
+      MuxConnection again = takeIdle();
+      if (again != null) {
+        lent.incrementAndGet();
+        handOut(again);
+      }
+    }
+  }
+
   /** Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open. */
   void addIdle() throws Exception {
     if (reserve()) {
@@ -131,10 +252,21 @@ final class MuxPool {
     }
   }
 
-  /** Takes back a lent connection that is healthy, for reuse. */
+  /** Takes back a lent connection that is healthy: for the next waiting call, or idle. */
   void giveBack(MuxConnection c) {
+    if (waitingCount.get() > 0 && !closed) {
+      handOut(c);
+      return;
+    }
     lent.decrementAndGet();
     keepIdle(c);
+    if (waitingCount.get() > 0) {
+      MuxConnection again = takeIdle(); // a call began waiting meanwhile
+      if (again != null) {
+        lent.incrementAndGet();
+        handOut(again);
+      }
+    }
   }
 
   private void keepIdle(MuxConnection c) {
@@ -176,6 +308,7 @@ final class MuxPool {
     }
     open.decrementAndGet();
     signal();
+    openForWaiters(); // a slot is free: a waiting call gets a fresh connection
   }
 
   /** Closes every idle connection (after a failure they are likely stale too). */
@@ -201,11 +334,18 @@ final class MuxPool {
     return lent.get();
   }
 
-  /** Closes the idle connections now and lent ones when they are given back. Idempotent. */
+  /**
+   * Closes the idle connections now and lent ones when they are given back, and fails the waiting
+   * calls. Idempotent.
+   */
   void close() {
     closed = true;
     clear();
     signal();
+    for (Waiter w; (w = waiting.poll()) != null; ) {
+      waitingCount.decrementAndGet();
+      w.fail(new IllegalStateException("the connection pool is closed"));
+    }
   }
 
   private boolean reserve() {

@@ -28,7 +28,7 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  * once it has one, unless the reply was abandoned first: then it is never sent ({@link
  * #claimSend}).
  */
-final class PendingReply<T> implements Reply<T> {
+final class PendingReply<T> implements Reply<T>, MuxPool.Waiter {
   private static final Logger log = LoggerFactory.getLogger(PendingReply.class);
 
   private final RedisNode node;
@@ -48,7 +48,13 @@ final class PendingReply<T> implements Reply<T> {
   /** For a command sent later: whether it may still be sent, is being sent, or was dropped. */
   private final AtomicInteger sendState = new AtomicInteger(WAITING);
 
-  // guarded by this
+  /**
+   * Guards the fields below. Not a monitor: {@link #await} blocks on the socket while holding it,
+   * and a virtual thread blocked under a monitor would pin its carrier (Java 21 to 23).
+   */
+  private final java.util.concurrent.locks.ReentrantLock lock =
+      new java.util.concurrent.locks.ReentrantLock();
+
   private boolean finished;
   private T answer;
   private RuntimeException failure;
@@ -82,7 +88,16 @@ final class PendingReply<T> implements Reply<T> {
   }
 
   @Override
-  public synchronized T await(Duration timeout) {
+  public T await(Duration timeout) {
+    lock.lock();
+    try {
+      return awaitLocked(timeout);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private T awaitLocked(Duration timeout) {
     if (abandoned) {
       throw new IllegalStateException(node.name() + ": this reply was abandoned");
     }
@@ -95,14 +110,14 @@ final class PendingReply<T> implements Reply<T> {
       try {
         if (sent.isDone() || timeout.isZero() || timeout.isNegative()) {
           if (!sent.isDone()) {
-            throw new NodeTimeoutException(node.name(), timeout);
+            throw waitedForConnection(timeout);
           }
           connection = sent.get();
         } else {
           connection = sent.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         }
       } catch (TimeoutException e) {
-        throw new NodeTimeoutException(node.name(), timeout);
+        throw waitedForConnection(timeout);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new RedlockTransientException(
@@ -122,6 +137,19 @@ final class PendingReply<T> implements Reply<T> {
     } catch (RedlockException failed) {
       return finish(null, failed);
     }
+  }
+
+  /** The call timed out still waiting for a connection: every one was busy. */
+  private NodeTimeoutException waitedForConnection(Duration timeout) {
+    return new NodeTimeoutException(
+        node.name(),
+        timeout,
+        "no connection came free within "
+            + timeout.toMillis()
+            + " ms: all "
+            + node.settings().poolSize()
+            + " were busy with calls the node had not answered; check that the node is not"
+            + " stalled, or raise poolSize if the load needs more");
   }
 
   private T finish(T value, RuntimeException failed) {
@@ -209,16 +237,54 @@ final class PendingReply<T> implements Reply<T> {
    * Called before waiting for a connection, to skip an abandoned call cheaply.
    */
   boolean stillWanted() {
-    return sendState.get() == WAITING;
+    return sendState.get() == WAITING || !operation.droppable();
   }
 
   /** Claims the sending of the command; false if the reply was abandoned (then do not send). */
   boolean claimSend() {
-    return sendState.compareAndSet(WAITING, SENDING);
+    return sendState.compareAndSet(WAITING, SENDING)
+        || (!operation.droppable() && sendState.get() == WAITING);
+  }
+
+  /** A connection came for this waiting command: sends it, unless the reply was abandoned. */
+  @Override
+  public boolean serve(MuxConnection connection) {
+    if (!claimSend()) {
+      return false;
+    }
+    try {
+      connection.send(command);
+    } catch (RuntimeException e) {
+      node.discard(connection);
+      node.connectionFailed();
+      sent.completeExceptionally(e);
+      return true;
+    }
+    sent.complete(connection);
+    return true;
+  }
+
+  /** No connection could be had: the reply fails with {@code failure}, if it still waits. */
+  @Override
+  public boolean fail(Exception failure) {
+    if (!claimSend()) {
+      return false;
+    }
+    sent.completeExceptionally(failure);
+    return true;
   }
 
   @Override
-  public synchronized void abandon(Consumer<? super T> ended) {
+  public void abandon(Consumer<? super T> ended) {
+    lock.lock();
+    try {
+      abandonLocked(ended);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void abandonLocked(Consumer<? super T> ended) {
     if (abandoned) {
       return;
     }
@@ -232,7 +298,7 @@ final class PendingReply<T> implements Reply<T> {
       readLateInBackground(sentNow, ended);
       return;
     }
-    if (sendState.compareAndSet(WAITING, DROPPED)) {
+    if (operation.droppable() && sendState.compareAndSet(WAITING, DROPPED)) {
       ended.accept(null); // never sent: there is no answer to wait for
       return;
     }

@@ -41,9 +41,10 @@ import redis.clients.jedis.util.SafeEncoder;
  *
  * <p>Each call takes a connection, writes the command and returns at once; the returned reply reads
  * the answer on the thread that awaits it and then gives the connection back. When no idle
- * connection is there, taking (or opening) one happens on the node's small background executor so
- * that the caller never waits for a connect; a call abandoned meanwhile is never sent. Late replies
- * of abandoned calls are read on threads of their own.
+ * connection is there, the call waits in the pool's queue, holding no thread, and is sent by
+ * whichever thread gives a connection back or opens one (openings run on the node's small
+ * background executor, so that the caller never waits for a connect); a call abandoned meanwhile is
+ * never sent, except a release. Late replies of abandoned calls are read on threads of their own.
  */
 public final class RedisNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(RedisNode.class);
@@ -54,6 +55,12 @@ public final class RedisNode implements LockNode {
    * dropped it (commons-pool2's evictor default, which this node used before).
    */
   private static final Duration MAX_IDLE = Duration.ofSeconds(60);
+
+  /**
+   * Calls that may wait for a connection, per connection of the pool: beyond them, calls fail at
+   * once (a stalled node must not gather calls without bound).
+   */
+  private static final int MAX_WAITING_PER_CONNECTION = 16;
 
   private static final NodeCapabilities CAPABILITIES =
       NodeCapabilities.millisecondPrecision()
@@ -117,11 +124,13 @@ public final class RedisNode implements LockNode {
               }
               throw unexpected("SET NX PX", reply);
             });
+    // a release is sent even when the engine stops waiting for it: see Reply.abandon
     this.compareAndDelete =
         new Operation<>(
             "compare-and-delete (EVALSHA)",
             bytes(Scripts.RELEASE),
-            reply -> isOne(reply, "compare-and-delete"));
+            reply -> isOne(reply, "compare-and-delete"),
+            false);
     this.compareAndExtend =
         new Operation<>(
             "compare-and-extend (EVALSHA)",
@@ -192,11 +201,6 @@ public final class RedisNode implements LockNode {
             .hostAndPort(address)
             .build();
 
-    this.pool = new MuxPool(factory, settings.poolSize(), MAX_IDLE);
-    this.releaseChannel = bytes(releaseChannel());
-    this.notifications =
-        new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
-
     this.background =
         new ThreadPoolExecutor(
             settings.poolSize() + 1,
@@ -206,6 +210,17 @@ public final class RedisNode implements LockNode {
             new LinkedBlockingQueue<>(16 * settings.poolSize()),
             daemonThreads(name));
     background.allowCoreThreadTimeOut(true);
+    this.pool =
+        new MuxPool(
+            factory,
+            settings.poolSize(),
+            MAX_IDLE,
+            MAX_WAITING_PER_CONNECTION * settings.poolSize(),
+            background);
+    this.releaseChannel = bytes(releaseChannel());
+    this.notifications =
+        new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
+
     this.lateReaders =
         new ThreadPoolExecutor(
             0,
@@ -611,7 +626,12 @@ public final class RedisNode implements LockNode {
    * @param fallbackScript for an {@code EVALSHA}: the script's source, sent with {@code EVAL} and
    *     the same keys and arguments when the server has lost its script cache
    */
-  record Operation<T>(String description, Rawable fallbackScript, Function<Object, T> parser) {}
+  record Operation<T>(
+      String description, Rawable fallbackScript, Function<Object, T> parser, boolean droppable) {
+    Operation(String description, Rawable fallbackScript, Function<Object, T> parser) {
+      this(description, fallbackScript, parser, true);
+    }
+  }
 
   /**
    * The {@code EVAL} that replaces an {@code EVALSHA} command: the script instead of its digest,
@@ -641,41 +661,10 @@ public final class RedisNode implements LockNode {
         pool.clear();
       }
     }
+    // No idle connection: the call waits for one, holding no thread (see MuxPool.await).
     CompletableFuture<MuxConnection> sent = new CompletableFuture<>();
     PendingReply<T> reply = new PendingReply<>(this, operation, command, sent);
-    try {
-      background.execute(
-          () -> {
-            if (!reply.stillWanted()) {
-              return; // abandoned while it waited here: never sent
-            }
-            MuxConnection connection = null;
-            try {
-              connection = borrow();
-              if (!reply.claimSend()) {
-                giveBack(connection); // abandoned while it waited for a connection
-                return;
-              }
-              connection.send(command);
-              sent.complete(connection);
-            } catch (Throwable e) {
-              if (connection != null) {
-                discard(connection);
-              }
-              sent.completeExceptionally(e);
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      if (closed.get()) {
-        throw new IllegalStateException(name + " is closed; create a new node to use it again");
-      }
-      return Reply.failed(
-          new RedlockTransientException(
-              name,
-              "too many calls are waiting for a connection to this node; raise poolSize or"
-                  + " check that the node is not stalled",
-              e));
-    }
+    pool.await(reply);
     return reply;
   }
 

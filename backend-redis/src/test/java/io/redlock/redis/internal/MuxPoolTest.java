@@ -6,6 +6,7 @@ import io.redlock.testservers.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,7 +80,7 @@ class MuxPoolTest {
     GatedFactory factory = factory();
     CountDownLatch release = new CountDownLatch(1);
     factory.gate = release;
-    MuxPool pool = new MuxPool(factory, 4, Duration.ofMinutes(1));
+    MuxPool pool = new MuxPool(factory, 4, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
     try {
       CompletableFuture<Void> warmUp =
           CompletableFuture.runAsync(
@@ -112,7 +113,7 @@ class MuxPoolTest {
   @DisplayName("warm-ups and clears never show a connection as lent when nobody borrowed one")
   void lentCountsOnlyBorrowers() throws Exception {
     GatedFactory factory = factory();
-    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1));
+    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
     AtomicBoolean stop = new AtomicBoolean();
     AtomicLong reads = new AtomicLong();
     AtomicLong wrong = new AtomicLong();
@@ -140,5 +141,92 @@ class MuxPoolTest {
     }
     assertThat(reads.get()).isPositive();
     assertThat(wrong.get()).as("reads of active() that were not 0, of %d", reads.get()).isZero();
+  }
+
+  /** A waiting call that records what it got. */
+  private static final class Recording implements MuxPool.Waiter {
+    final CompletableFuture<MuxConnection> served = new CompletableFuture<>();
+    volatile boolean wanted = true;
+
+    @Override
+    public boolean serve(MuxConnection connection) {
+      return wanted && served.complete(connection);
+    }
+
+    @Override
+    public boolean fail(Exception failure) {
+      return wanted && served.completeExceptionally(failure);
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "waiting calls hold no thread: the next connection given back serves them in order, and one"
+          + " that no longer wants it is skipped")
+  void waitersServedInOrder() throws Exception {
+    MuxPool pool = new MuxPool(factory(), 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    try {
+      MuxConnection only = pool.borrow(Duration.ofSeconds(5));
+      Recording dropped = new Recording();
+      Recording first = new Recording();
+      Recording second = new Recording();
+      pool.await(dropped);
+      pool.await(first);
+      pool.await(second);
+      dropped.wanted = false;
+      assertThat(first.served).isNotDone();
+
+      pool.giveBack(only);
+      assertThat(first.served.get(5, TimeUnit.SECONDS)).isSameAs(only);
+      assertThat(dropped.served).isNotDone();
+      assertThat(second.served).isNotDone();
+      assertThat(pool.active()).isEqualTo(1);
+
+      pool.giveBack(only);
+      assertThat(second.served.get(5, TimeUnit.SECONDS)).isSameAs(only);
+      pool.giveBack(only);
+      assertThat(pool.active()).isZero();
+      assertThat(pool.idle()).isEqualTo(1);
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  @DisplayName("a waiting call gets a new connection while fewer than the maximum are open")
+  void waiterGetsNewConnection() throws Exception {
+    MuxPool pool = new MuxPool(factory(), 2, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    try {
+      MuxConnection busy = pool.borrow(Duration.ofSeconds(5));
+      Recording waiter = new Recording();
+      pool.await(waiter);
+      MuxConnection fresh = waiter.served.get(5, TimeUnit.SECONDS);
+      assertThat(fresh).isNotSameAs(busy);
+      assertThat(pool.active()).isEqualTo(2);
+      pool.giveBack(busy);
+      pool.giveBack(fresh);
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  @DisplayName("beyond the bound, a call fails at once; closing fails the ones still waiting")
+  void boundedAndFailedOnClose() throws Exception {
+    MuxPool pool = new MuxPool(factory(), 1, Duration.ofMinutes(1), 2, ForkJoinPool.commonPool());
+    MuxConnection only = pool.borrow(Duration.ofSeconds(5));
+    Recording a = new Recording();
+    Recording b = new Recording();
+    Recording c = new Recording();
+    pool.await(a);
+    pool.await(b);
+    pool.await(c);
+    assertThat(c.served).isCompletedExceptionally();
+    assertThat(a.served).isNotDone();
+
+    pool.close();
+    assertThat(a.served).isCompletedExceptionally();
+    assertThat(b.served).isCompletedExceptionally();
+    pool.giveBack(only);
   }
 }

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  *   <li>abandons a reply that timed out or whose wait was interrupted, so that the backend drops
  *       the call if it has not sent it yet, and hands its late outcome to {@link Policy#ended};
  *   <li>records every start, answer and failure in {@link NodeStates}: calls in flight, last
- *       answer, up or down;
+ *       answer, up or down; a node that is down is not waited for, but for a probe now and then
+ *       ({@link NodeStates#waitFor});
  *   <li>on an {@link IllegalArgumentException} from a start (the caller's input), abandons the
  *       calls already started and rethrows.
  * </ul>
@@ -179,7 +180,7 @@ final class FanOut {
     long since = sampled ? ticker.read() : 0;
     T answer;
     try {
-      answer = reply.await(remaining(deadline));
+      answer = reply.await(states.waitFor(i) ? remaining(deadline) : Duration.ZERO);
     } catch (RuntimeException e) {
       if (e instanceof NodeTimeoutException) {
         order.timedOut(i);

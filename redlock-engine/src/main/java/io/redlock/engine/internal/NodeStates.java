@@ -31,6 +31,9 @@ final class NodeStates {
   /** A node that answered within this long is not declared down, whatever failed meanwhile. */
   static final long QUIET_NANOS = 1_000_000_000L;
 
+  /** While a node is down, one call in this long is waited for in full (a probe). */
+  static final long PROBE_NANOS = 250_000_000L;
+
   private static final int UNKNOWN = 0;
   private static final int UP = 1;
   private static final int DOWN = 2;
@@ -44,6 +47,10 @@ final class NodeStates {
     volatile boolean answeredOnce;
     volatile long lastAnswer;
     volatile RuntimeException lastError;
+
+    /** When a call on the node, down, was last waited for in full. */
+    final java.util.concurrent.atomic.AtomicLong lastProbe =
+        new java.util.concurrent.atomic.AtomicLong();
 
     /** The non-transient cause last logged, so that each is logged once until the node answers. */
     final java.util.concurrent.atomic.AtomicReference<String> warned =
@@ -63,6 +70,22 @@ final class NodeStates {
     for (int i = 0; i < names.length; i++) {
       states[i] = new State(names[i]);
     }
+  }
+
+  /**
+   * Whether a fan-out should wait for {@code node}'s answer until its deadline: yes unless the node
+   * is down, then only for one call in {@link #PROBE_NANOS} (a probe). The others take only an
+   * answer already there: a node that is down costs the fan-outs no waiting, and its calls still go
+   * out (those already sent are read to their end), so an answer, in time or late, brings it back.
+   */
+  boolean waitFor(int node) {
+    State s = states[node];
+    if (s.state.get() != DOWN) {
+      return true;
+    }
+    long now = ticker.read();
+    long last = s.lastProbe.get();
+    return now - last >= PROBE_NANOS && s.lastProbe.compareAndSet(last, now);
   }
 
   /** A call on {@code node} was started. */
@@ -117,7 +140,11 @@ final class NodeStates {
       return; // it answered a moment ago: slow, not down
     }
     int was = s.state.get();
-    if (was != DOWN && s.state.compareAndSet(was, DOWN) && !misconfigured) {
+    if (was == DOWN) {
+      return;
+    }
+    s.lastProbe.set(ticker.read()); // the next probe is one period after going down
+    if (s.state.compareAndSet(was, DOWN) && !misconfigured) {
       LOG.warn(
           "{} is down: {} calls in a row failed{}; last: {}. Locks go on while a majority"
               + " answers; the node is used again as soon as it answers",

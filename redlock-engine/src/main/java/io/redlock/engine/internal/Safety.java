@@ -166,6 +166,7 @@ final class Safety {
         "the durability check",
         () -> {
           List<String> notDurable = new ArrayList<>();
+          int[] answered = {0};
           quorum.fanOut.run(
               "status",
               new FanOut.Policy<NodeStatus>() {
@@ -177,6 +178,7 @@ final class Safety {
 
                 @Override
                 public void answered(int node, NodeStatus status) {
+                  answered[0]++;
                   if (status != null && !status.durable()) {
                     notDurable.add(quorum.names[node]);
                   }
@@ -189,13 +191,14 @@ final class Safety {
               false);
           if (!notDurable.isEmpty()) {
             LOG.warn(
-                "restart quarantine is off and {} of {} nodes keep their locks in memory only: {}."
+                "restart quarantine is off and {} of the {} nodes that answered keep their locks in"
+                    + " memory only: {}."
                     + " If one of them crashes and restarts empty, a second client can be granted"
                     + " a lock the first still holds. Build with restartQuarantine(<your longest"
                     + " TTL>), or make the nodes durable (Redis: appendonly yes, appendfsync"
                     + " always)",
                 notDurable.size(),
-                quorum.size(),
+                answered[0],
                 String.join(", ", notDurable));
           }
         });

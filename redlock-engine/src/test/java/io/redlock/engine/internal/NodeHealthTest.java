@@ -160,4 +160,37 @@ class NodeHealthTest {
     assertThat(health.state()).isEqualTo(State.DOWN); // never answered, 6 failures
     assertThat(health.lastError()).hasValueSatisfying(e -> assertThat(e).contains("node timeout"));
   }
+
+  @Test
+  @DisplayName(
+      "once a node is DOWN, fan-outs stop waiting for it, but for one probe every 250 ms; an"
+          + " answer brings it back")
+  void downNodesCostNoWaiting() {
+    Cluster cluster = new Cluster(3);
+    QuorumRedlock redlock =
+        cluster.redlock(Cluster.SETTINGS.withRetry(1, Duration.ZERO, Duration.ZERO));
+    cycles(redlock, 1);
+    cluster.node(2).slow(); // no answer: each wait runs out the 50 ms node timeout
+    while (of(redlock, 2).state() != State.DOWN) {
+      cycles(redlock, 1);
+    }
+    long before = cluster.ticker.read();
+    cycles(redlock, 100);
+    assertThat(cluster.ticker.read() - before)
+        .as("100 cycles with a node down: at most one probe waited")
+        .isLessThanOrEqualTo(Duration.ofMillis(50).toNanos());
+
+    cluster.ticker.advance(Duration.ofMillis(300));
+    long probe = cluster.ticker.read();
+    cycles(redlock, 2);
+    assertThat(cluster.ticker.read() - probe)
+        .as("a probe waits in full")
+        .isEqualTo(Duration.ofMillis(50).toNanos());
+
+    cluster.node(2).deliverLate(); // it answers again (late)
+    assertThat(of(redlock, 2).state()).isEqualTo(State.UP);
+    long up = cluster.ticker.read();
+    cycles(redlock, 3);
+    assertThat(cluster.ticker.read() - up).as("waited for again, and answering at once").isZero();
+  }
 }
