@@ -35,7 +35,10 @@ public class RedlockBenchmark {
       "redis3pg2default",
       "pg2wireredis3",
       "pg1wire",
-      "pg5wire"
+      "pg5wire",
+      "redis3pg2vertx",
+      "pg1vertx",
+      "pg5vertx"
     })
     public String topology;
 
@@ -58,7 +61,9 @@ public class RedlockBenchmark {
    * redlock.wireProtocol=true}; the default, {@code auto}, does so once connected); in the others
    * through pgjdbc ({@code redlock.wireProtocol=false}). {@code pg2wireredis3} lists the same five
    * nodes as {@code redis3pg2wire}, the PostgreSQL ones first; {@code redis3pg2default} leaves
-   * {@code redlock.wireProtocol} unset, as a user would.
+   * {@code redlock.wireProtocol} unset, as a user would. A topology whose name says {@code vertx}
+   * has its PostgreSQL nodes on the reactive backend ({@code postgresql://} URIs, {@code
+   * redlock-backend-postgres}) instead.
    */
   static List<String> uris(String topology) {
     BenchServers servers = BenchServers.get();
@@ -86,6 +91,12 @@ public class RedlockBenchmark {
       }
       case "pg1wire" -> uris.add(postgresWire(servers.postgres().get(0)));
       case "pg5wire" -> servers.postgres().forEach(u -> uris.add(postgresWire(u)));
+      case "redis3pg2vertx" -> {
+        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
+        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresVertx(u)));
+      }
+      case "pg1vertx" -> uris.add(postgresVertx(servers.postgres().get(0)));
+      case "pg5vertx" -> servers.postgres().forEach(u -> uris.add(postgresVertx(u)));
       case "pg3notify" ->
           servers
               .postgres()
@@ -119,6 +130,16 @@ public class RedlockBenchmark {
    */
   private static String postgresWire(String jdbcUrl) {
     return postgres(jdbcUrl) + "&redlock.wireProtocol=true";
+  }
+
+  /**
+   * The same server as a {@code postgresql://} URI for the reactive backend ({@code
+   * redlock-backend-postgres}, Vert.x's client), with its default settings; only the table is
+   * created on first use, as for the others.
+   */
+  static String postgresVertx(String jdbcUrl) {
+    String uri = jdbcUrl.startsWith("jdbc:") ? jdbcUrl.substring("jdbc:".length()) : jdbcUrl;
+    return uri + (uri.contains("?") ? "&" : "?") + "redlock.createTable=true";
   }
 
   /** The benchmark thread's own key. */

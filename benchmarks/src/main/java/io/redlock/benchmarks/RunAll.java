@@ -118,7 +118,19 @@ public final class RunAll {
           new Subject(
               "**redlock**",
               "5 PostgreSQL (wire protocol)",
-              "RedlockBenchmark.cycle:topology=pg5wire"));
+              "RedlockBenchmark.cycle:topology=pg5wire"),
+          new Subject(
+              "**redlock**",
+              "3 Redis + 2 PostgreSQL (Vert.x, backend-postgres)",
+              "RedlockBenchmark.cycle:topology=redis3pg2vertx"),
+          new Subject(
+              "**redlock**",
+              "1 PostgreSQL (Vert.x, backend-postgres)",
+              "RedlockBenchmark.cycle:topology=pg1vertx"),
+          new Subject(
+              "**redlock**",
+              "5 PostgreSQL (Vert.x, backend-postgres)",
+              "RedlockBenchmark.cycle:topology=pg5vertx"));
 
   private static final List<Subject> CONTENDED_SUBJECTS =
       List.of(

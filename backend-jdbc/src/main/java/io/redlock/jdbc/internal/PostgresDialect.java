@@ -15,13 +15,15 @@ import java.util.Map;
 
 /**
  * PostgreSQL: {@code clock_timestamp()} is the server's real time at each call (not the
- * transaction's start, as {@code now()} is), with microsecond precision.
+ * transaction's start, as {@code now()} is), with microsecond precision. Public for the reactive
+ * PostgreSQL backend ({@code redlock-backend-postgres}), which runs these same statements.
  */
-final class PostgresDialect extends Dialect {
+public final class PostgresDialect extends Dialect {
   /** Whether release statements also notify the table's channel (see releaseChannel). */
   private final boolean notify;
 
-  PostgresDialect() {
+  /** The dialect whose release statements do not notify. */
+  public PostgresDialect() {
     this(false);
   }
 
@@ -30,7 +32,7 @@ final class PostgresDialect extends Dialect {
   }
 
   /** The same dialect, with release statements that notify the table's channel. */
-  PostgresDialect notifyingReleases() {
+  public PostgresDialect notifyingReleases() {
     return new PostgresDialect(true);
   }
 
@@ -148,7 +150,7 @@ final class PostgresDialect extends Dialect {
    * share a channel; a listener ignores keys it does not wait for). Table names are plain
    * identifiers, so the result is safe inside a SQL string literal.
    */
-  static String releaseChannel(TableName table) {
+  public static String releaseChannel(TableName table) {
     String channel = "redlock:" + table;
     return channel.length() > 63 ? channel.substring(0, 63) : channel;
   }
@@ -202,49 +204,75 @@ final class PostgresDialect extends Dialect {
   @Override
   public NodeStatus status(Connection c, StatusContext context) throws SQLException {
     TableName table = context.table();
-    String sql =
-        "SELECT pg_postmaster_start_time(),"
-            + " CAST(EXTRACT(EPOCH FROM ("
-            + NOW
-            + " - pg_postmaster_start_time())) * 1000000 AS BIGINT),"
-            + " current_setting('fsync'), current_setting('synchronous_commit'),"
-            + " current_setting('full_page_writes'), current_setting('server_version'),"
-            + " (SELECT relpersistence FROM pg_class WHERE oid = to_regclass(?))";
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    try (PreparedStatement ps = c.prepareStatement(statusQuery())) {
       ps.setQueryTimeout(context.timeoutSeconds());
       ps.setString(1, table.value());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        OffsetDateTime started = rs.getObject(1, OffsetDateTime.class);
-        long upMicros = Math.max(0, rs.getLong(2));
-        String fsync = rs.getString(3);
-        String synchronousCommit = rs.getString(4);
-        String persistence = persistence(rs.getString(7));
-        List<String> problems = new ArrayList<>();
-        if (!"on".equals(fsync)) {
-          problems.add("fsync=" + fsync);
-        }
-        if ("off".equals(synchronousCommit)) {
-          problems.add("synchronous_commit=off");
-        }
-        if (!"logged".equals(persistence)) {
-          problems.add("table " + table + " is " + persistence);
-        }
-        Map<String, String> details = new LinkedHashMap<>();
-        details.put("version", rs.getString(6));
-        details.put("started", started.withOffsetSameInstant(ZoneOffset.UTC).toString());
-        details.put("fsync", fsync);
-        details.put("synchronous_commit", synchronousCommit);
-        details.put("full_page_writes", rs.getString(5));
-        details.put("table", persistence);
-        details.put("durability", StatusText.durability(problems));
-        return new NodeStatus(
-            "postgresql-started-" + started.withOffsetSameInstant(ZoneOffset.UTC),
-            Duration.ofNanos(upMicros * 1_000),
-            problems.isEmpty(),
-            details);
+        return status(
+            table,
+            rs.getObject(1, OffsetDateTime.class),
+            rs.getLong(2),
+            rs.getString(3),
+            rs.getString(4),
+            rs.getString(5),
+            rs.getString(6),
+            rs.getString(7));
       }
     }
+  }
+
+  /**
+   * The status query: one parameter, the table's name; one row of {@code
+   * pg_postmaster_start_time()}, the uptime in µs, {@code fsync}, {@code synchronous_commit},
+   * {@code full_page_writes}, {@code server_version} and the table's {@code relpersistence}: the
+   * columns {@link #status(TableName, OffsetDateTime, long, String, String, String, String,
+   * String)} takes.
+   */
+  public static String statusQuery() {
+    return "SELECT pg_postmaster_start_time(),"
+        + " CAST(EXTRACT(EPOCH FROM ("
+        + NOW
+        + " - pg_postmaster_start_time())) * 1000000 AS BIGINT),"
+        + " current_setting('fsync'), current_setting('synchronous_commit'),"
+        + " current_setting('full_page_writes'), current_setting('server_version'),"
+        + " (SELECT relpersistence FROM pg_class WHERE oid = to_regclass(?))";
+  }
+
+  /** The status from the columns of {@link #statusQuery()}'s row, in its order. */
+  public static NodeStatus status(
+      TableName table,
+      OffsetDateTime started,
+      long upMicros,
+      String fsync,
+      String synchronousCommit,
+      String fullPageWrites,
+      String version,
+      String relpersistence) {
+    String persistence = persistence(relpersistence);
+    List<String> problems = new ArrayList<>();
+    if (!"on".equals(fsync)) {
+      problems.add("fsync=" + fsync);
+    }
+    if ("off".equals(synchronousCommit)) {
+      problems.add("synchronous_commit=off");
+    }
+    if (!"logged".equals(persistence)) {
+      problems.add("table " + table + " is " + persistence);
+    }
+    Map<String, String> details = new LinkedHashMap<>();
+    details.put("version", version);
+    details.put("started", started.withOffsetSameInstant(ZoneOffset.UTC).toString());
+    details.put("fsync", fsync);
+    details.put("synchronous_commit", synchronousCommit);
+    details.put("full_page_writes", fullPageWrites);
+    details.put("table", persistence);
+    details.put("durability", StatusText.durability(problems));
+    return new NodeStatus(
+        "postgresql-started-" + started.withOffsetSameInstant(ZoneOffset.UTC),
+        Duration.ofNanos(Math.max(0, upMicros) * 1_000),
+        problems.isEmpty(),
+        details);
   }
 
   private static String persistence(String relpersistence) {

@@ -1,0 +1,251 @@
+package io.redlock.postgres.internal;
+
+import io.redlock.RedlockException;
+import io.redlock.RedlockNonTransientException;
+import io.redlock.RedlockTransientException;
+import io.redlock.jdbc.internal.Dialect;
+import io.redlock.jdbc.internal.SqlErrors;
+import io.redlock.jdbc.internal.TableName;
+import io.redlock.spi.NodeUri;
+import io.vertx.pgclient.PgException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateException;
+import java.sql.SQLException;
+import java.util.Locale;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+
+/**
+ * Translates the failures of the Vert.x client into the library's transient / non-transient split.
+ * Errors the server reports carry a SQLState, which the JDBC backend's {@link SqlErrors} classifies
+ * (handed over as a plain {@link SQLException} that carries the state and message, so that both
+ * PostgreSQL backends sort every state the same way); failures on the client's side (no connection,
+ * TLS) are sorted here. Messages name the node, never a password, and say what to do.
+ */
+final class PgErrors {
+  private final String node;
+  private final TableName table;
+  private final Dialect dialect;
+  private final boolean verifiesCertificate;
+
+  /**
+   * @param verifiesCertificate whether the connection checks the server's certificate ({@code
+   *     sslmode=verify-ca}, {@code verify-full}, or {@code require} with a root certificate)
+   */
+  PgErrors(String node, TableName table, Dialect dialect, boolean verifiesCertificate) {
+    this.node = node;
+    this.table = table;
+    this.dialect = dialect;
+    this.verifiesCertificate = verifiesCertificate;
+  }
+
+  /** The kind of a failure, as {@link SqlErrors} sorts SQLStates; client-side failures aside. */
+  static SqlErrors.Kind classify(Throwable error) {
+    PgException pg = find(error, PgException.class);
+    if (pg != null && pg.getSqlState() != null) {
+      return SqlErrors.classify(new SQLException(pg.getErrorMessage(), pg.getSqlState()));
+    }
+    return SqlErrors.Kind.OTHER;
+  }
+
+  /** Translates a failure of {@code operation}. */
+  RedlockException translate(String operation, Throwable error) {
+    if (error instanceof RedlockException redlock) {
+      return redlock;
+    }
+    String detail = detail(error);
+    PgException pg = find(error, PgException.class);
+    if (pg == null || pg.getSqlState() == null) {
+      return clientSide(operation, error, detail);
+    }
+    return switch (classify(error)) {
+      case AUTHENTICATION ->
+          new RedlockNonTransientException(
+              node,
+              "authentication failed ("
+                  + detail
+                  + "): check the user and password in the postgresql:// URI (or the builder's"
+                  + " connect options), and the server's pg_hba.conf",
+              error);
+      case UNKNOWN_DATABASE ->
+          new RedlockNonTransientException(
+              node,
+              "the database or schema does not exist ("
+                  + detail
+                  + "): create it, or fix the database in the URI or the table name",
+              error);
+      case MISSING_TABLE ->
+          new RedlockNonTransientException(node, missingTable() + " (" + detail + ")", error);
+      case MISSING_COLUMN ->
+          new RedlockNonTransientException(
+              node,
+              "table "
+                  + table
+                  + " exists but does not have the expected columns ("
+                  + detail
+                  + "); it must look like this:\n"
+                  + dialect.ddlText(table)
+                  + "\nuse another table name (redlock.table=...) or drop and recreate it",
+              error);
+      case READ_ONLY ->
+          new RedlockNonTransientException(
+              node,
+              "the database is read-only ("
+                  + detail
+                  + "): this looks like a replica or a read-only mode; point the node at the"
+                  + " primary (writable) server",
+              error);
+      case PRIVILEGE ->
+          new RedlockNonTransientException(
+              node,
+              "permission denied ("
+                  + detail
+                  + "): grant the user SELECT, INSERT, UPDATE and DELETE on table "
+                  + table
+                  + " (and CREATE and ALTER if the node is to create it or add its fence column)",
+              error);
+      case TIMEOUT ->
+          new RedlockTransientException(
+              node,
+              operation
+                  + " timed out on the server ("
+                  + detail
+                  + "): the server is slow or the row is locked; check the server's load, or"
+                  + " raise redlock.queryTimeout",
+              error);
+      case CONTENTION ->
+          new RedlockTransientException(
+              node,
+              operation + " met a lock conflict (" + detail + "); a retry may succeed",
+              error);
+      case CONNECTION ->
+          new RedlockTransientException(
+              node,
+              "the server refused or dropped the connection ("
+                  + detail
+                  + "): it may be starting, shutting down or out of connections; a retry may"
+                  + " succeed",
+              error);
+      case SQL_ERROR, UNIQUE_VIOLATION ->
+          new RedlockNonTransientException(
+              node,
+              operation
+                  + " was rejected by the database ("
+                  + detail
+                  + "); check that table "
+                  + table
+                  + " has the documented columns:\n"
+                  + dialect.ddlText(table),
+              error);
+      default ->
+          new RedlockTransientException(
+              node, operation + " failed (" + detail + "); a retry may help", error);
+    };
+  }
+
+  private RedlockException clientSide(String operation, Throwable error, String detail) {
+    if (find(error, CertificateException.class) != null
+        || find(error, CertPathValidatorException.class) != null
+        || find(error, SSLPeerUnverifiedException.class) != null) {
+      return new RedlockNonTransientException(
+          node,
+          "the server's TLS certificate was not accepted ("
+              + detail
+              + "): give the certificate of the CA that signed it with sslrootcert=FILE, and with"
+              + " sslmode=verify-full connect to a host name the certificate names",
+          error);
+    }
+    String lower = detail.toLowerCase(Locale.ROOT);
+    if (lower.contains("does not handle ssl") || lower.contains("invalid ssl connection")) {
+      return new RedlockNonTransientException(
+          node,
+          "the server does not accept TLS ("
+              + detail
+              + "): turn TLS on in the server (ssl=on) or use sslmode=disable or prefer",
+          error);
+    }
+    if (verifiesCertificate && lower.contains("ssl handshake failed")) {
+      // Vert.x reports a refused certificate only as the connection closing during the handshake
+      return new RedlockNonTransientException(
+          node,
+          "the TLS handshake failed ("
+              + detail
+              + "), most likely because the server's certificate was not accepted: give the"
+              + " certificate of the CA that signed it with sslrootcert=FILE, and with"
+              + " sslmode=verify-full connect to a host name the certificate names",
+          error);
+    }
+    if (find(error, SSLException.class) != null) {
+      return new RedlockTransientException(
+          node, "the TLS handshake failed (" + detail + "); check the server's TLS set-up", error);
+    }
+    if (error instanceof IllegalArgumentException || error instanceof IllegalStateException) {
+      return new RedlockNonTransientException(
+          node, operation + " cannot run with these settings (" + detail + ")", error);
+    }
+    return new RedlockTransientException(
+        node,
+        "cannot connect or lost the connection ("
+            + detail
+            + "): check that the server is up and reachable at the URI's host and port",
+        error);
+  }
+
+  /** The message for a missing table the node may not create, with the DDL to run. */
+  String missingTable() {
+    return "table "
+        + table
+        + " does not exist; create it with:\n"
+        + dialect.ddlText(table)
+        + "\nor let the node create it (URI option redlock.createTable=true, or"
+        + " PostgresLockNode.Builder.createTable(true))";
+  }
+
+  /** The message for a fencing call on a table without the counter column. */
+  String missingFence() {
+    return "table "
+        + table
+        + " has no "
+        + Dialect.FENCE_COLUMN
+        + " column, which fencing counters need (the table was created by an earlier version);"
+        + " add it with:\n"
+        + dialect.addFenceColumn(table)
+        + ";\nor let the node add it (URI option redlock.createTable=true, or"
+        + " PostgresLockNode.Builder.createTable(true)). Locks without fencing work without it";
+  }
+
+  /** The most telling message in the chain, with its SQLState, secrets removed. */
+  static String detail(Throwable error) {
+    PgException pg = find(error, PgException.class);
+    if (pg != null) {
+      String state = pg.getSqlState() == null ? "" : "SQLState " + pg.getSqlState() + ": ";
+      String message = pg.getErrorMessage() == null ? pg.getMessage() : pg.getErrorMessage();
+      return state + NodeUri.redact(String.valueOf(message).strip());
+    }
+    Throwable deepest = error;
+    for (int depth = 0; deepest.getCause() != null && depth < 10; depth++) {
+      deepest = deepest.getCause();
+    }
+    String outer = describe(error);
+    String inner = describe(deepest);
+    return NodeUri.redact(deepest == error || outer.contains(inner) ? outer : outer + ": " + inner);
+  }
+
+  private static String describe(Throwable t) {
+    String message = t.getMessage();
+    return message == null || message.isBlank()
+        ? t.getClass().getSimpleName()
+        : t.getClass().getSimpleName() + " " + message.strip();
+  }
+
+  private static <E extends Throwable> E find(Throwable error, Class<E> type) {
+    Throwable t = error;
+    for (int depth = 0; t != null && depth < 10; depth++) {
+      if (type.isInstance(t)) {
+        return type.cast(t);
+      }
+      t = t.getCause() == t ? null : t.getCause();
+    }
+    return null;
+  }
+}

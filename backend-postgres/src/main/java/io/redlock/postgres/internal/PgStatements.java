@@ -1,0 +1,55 @@
+package io.redlock.postgres.internal;
+
+import io.redlock.jdbc.internal.PostgresDialect;
+import io.redlock.jdbc.internal.TableName;
+
+/**
+ * The text of every statement this backend runs, taken from the JDBC backend's {@link
+ * PostgresDialect} (the one place where this project's PostgreSQL SQL is written, so that JDBC and
+ * reactive nodes share a table), with its {@code ?} parameters numbered as PostgreSQL's extended
+ * protocol wants them ({@code $1}, {@code $2}...). Built once per table shape.
+ *
+ * @param fenceColumn whether the table has the fencing counter column (the release statement
+ *     differs)
+ */
+record PgStatements(
+    boolean fenceColumn,
+    String acquire,
+    String acquireFenced,
+    String release,
+    String extend,
+    String raiseFence,
+    String serverTime,
+    String status) {
+
+  static PgStatements of(PostgresDialect dialect, TableName table, boolean fenceColumn) {
+    return new PgStatements(
+        fenceColumn,
+        numbered(dialect.acquire(table)),
+        numbered(dialect.acquireFenced(table)),
+        numbered(dialect.release(table, fenceColumn)),
+        numbered(dialect.extend(table)),
+        numbered(dialect.raiseFence(table)),
+        numbered(dialect.serverTimeMicros()),
+        numbered(PostgresDialect.statusQuery()));
+  }
+
+  /** The statement with {@code $1, $2...} for its {@code ?} parameters (none inside literals). */
+  static String numbered(String sql) {
+    StringBuilder sb = new StringBuilder(sql.length() + 8);
+    int n = 0;
+    boolean quoted = false;
+    for (int i = 0; i < sql.length(); i++) {
+      char c = sql.charAt(i);
+      if (c == '\'') {
+        quoted = !quoted;
+      }
+      if (c == '?' && !quoted) {
+        sb.append('$').append(++n);
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.toString();
+  }
+}
