@@ -93,6 +93,56 @@ public interface Lease extends AutoCloseable {
    */
   ReleaseOutcome release();
 
+  /**
+   * Keeps this lease alive with the {@linkplain KeepAlive#defaults() defaults}: see {@link
+   * #keepAlive(KeepAlive)}.
+   *
+   * @return this lease
+   */
+  default Lease keepAlive() {
+    return keepAlive(KeepAlive.defaults());
+  }
+
+  /**
+   * Extends this lease on a scheduler shared by the Redlock (a few threads for any number of
+   * leases) while it is held: every third of its TTL by default, with the TTL it was acquired or
+   * last extended with. An extension that fails is retried within the remaining validity; the lease
+   * is declared lost ({@link #onLost}) when a majority answers that its token is gone, or, while
+   * extensions keep failing, once less than the {@linkplain KeepAlive#lostMargin() margin} of
+   * validity is left. Renewal stops on release, close, loss, the Redlock's close, the maximum hold
+   * time, or once the application no longer references this lease. Calling it again replaces the
+   * options.
+   *
+   * @return this lease
+   * @throws IllegalStateException if the lease was released or is lost
+   */
+  Lease keepAlive(KeepAlive options);
+
+  /**
+   * Calls {@code listener} once, on a thread of the library's own, when this lease is lost: its
+   * token is gone from a majority of nodes, its extensions kept failing until only the margin was
+   * left, its validity ran out, or the Redlock was closed while it was held. Never after a release.
+   * A listener added after the loss runs at once.
+   */
+  void onLost(java.util.function.Consumer<LeaseLost> listener);
+
+  /** A stage that completes when this lease is lost; see {@link #onLost}. */
+  java.util.concurrent.CompletionStage<LeaseLost> whenLost();
+
+  /**
+   * Returns quietly while this lease is valid; otherwise throws, for code that checks between steps
+   * of its work.
+   *
+   * @throws LeaseLostException once the lease is lost, has run out, or was released
+   */
+  void checkValid();
+
+  /** {@link #release()} on a thread of the library's own. */
+  java.util.concurrent.CompletableFuture<ReleaseOutcome> releaseAsync();
+
+  /** {@link #extend(Duration)} on a thread of the library's own. */
+  java.util.concurrent.CompletableFuture<Boolean> extendAsync(Duration ttl);
+
   /** Same as {@link #release()}, ignoring the outcome. */
   @Override
   void close();

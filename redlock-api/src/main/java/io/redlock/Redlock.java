@@ -1,8 +1,10 @@
 package io.redlock;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A Redlock over N independent nodes of any mix of backends. A lock is held when a strict majority
@@ -88,6 +90,51 @@ public interface Redlock extends AutoCloseable {
       return action.run(lease);
     }
   }
+
+  /**
+   * {@link #tryAcquire} on a thread of the library's own: the caller's thread does not wait, and
+   * the pauses between attempts are scheduled, not slept.
+   */
+  CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl);
+
+  /**
+   * {@link #acquire} without holding a thread while waiting: the attempts run on the library's
+   * threads and the pauses between them are scheduled. The future fails with {@link
+   * LockTimeoutException} (or {@link NodesMisconfiguredException}) as {@code acquire} would throw;
+   * cancelling it stops the waiting (a lease already granted is released).
+   */
+  CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait);
+
+  /**
+   * Locks every resource in {@code resources}, or none: they are acquired one by one in their
+   * natural order (so two callers locking overlapping sets never deadlock), and on failure every
+   * part already held is released. One lease covers them all: its validity is the shortest of the
+   * parts, and extend, keep-alive and release act on every part.
+   *
+   * @throws LockTimeoutException if some resource could not be had within {@code maxWait} in all
+   * @throws InterruptedException if the thread was interrupted while waiting
+   * @throws IllegalArgumentException for an empty set or a blank resource
+   */
+  Lease acquireAll(Collection<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException;
+
+  /**
+   * Takes over a lease from its token, e.g. one acquired by another process that handed its token
+   * on: extends the key to {@code ttl} on every node that still holds this token, and returns a
+   * lease that can be extended, kept alive and released. Its fencing token is not known.
+   *
+   * @throws LeaseLostException if too few nodes still hold the token (it was released, expired, or
+   *     never held)
+   */
+  Lease resume(String resource, String token, Duration ttl);
+
+  /**
+   * A {@link java.util.concurrent.locks.Lock} over {@code resource}: reentrant per thread, with a
+   * hold count as {@link java.util.concurrent.locks.ReentrantLock} has, and kept alive while held.
+   * {@code unlock()} from a thread that does not hold it, or after the lease was lost while held,
+   * throws {@link IllegalMonitorStateException} (naming the loss). Conditions are not supported.
+   */
+  java.util.concurrent.locks.Lock asLock(String resource, Duration ttl);
 
   /** The nodes of this quorum, redacted (safe to print). */
   List<String> nodes();

@@ -81,6 +81,32 @@ class SafetySettingsTest {
           }
 
           @Override
+          public Lease keepAlive(KeepAlive options) {
+            return this;
+          }
+
+          @Override
+          public void onLost(java.util.function.Consumer<LeaseLost> listener) {}
+
+          @Override
+          public java.util.concurrent.CompletionStage<LeaseLost> whenLost() {
+            return new java.util.concurrent.CompletableFuture<>();
+          }
+
+          @Override
+          public void checkValid() {}
+
+          @Override
+          public java.util.concurrent.CompletableFuture<ReleaseOutcome> releaseAsync() {
+            return java.util.concurrent.CompletableFuture.completedFuture(release());
+          }
+
+          @Override
+          public java.util.concurrent.CompletableFuture<Boolean> extendAsync(Duration ttl) {
+            return java.util.concurrent.CompletableFuture.completedFuture(false);
+          }
+
+          @Override
           public void close() {}
         };
 

@@ -50,6 +50,34 @@ public final class CapturingEngineProvider implements RedlockEngineProvider {
     }
 
     @Override
+    public java.util.concurrent.CompletableFuture<Optional<Lease>> tryAcquireAsync(
+        String resource, Duration ttl) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
+    public java.util.concurrent.CompletableFuture<Lease> acquireAsync(
+        String resource, Duration ttl, Duration maxWait) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
+    public Lease acquireAll(
+        java.util.Collection<String> resources, Duration ttl, Duration maxWait) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
+    public Lease resume(String resource, String token, Duration ttl) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
+    public java.util.concurrent.locks.Lock asLock(String resource, Duration ttl) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
     public List<String> nodes() {
       return config.nodes().stream().map(LockNode::name).toList();
     }

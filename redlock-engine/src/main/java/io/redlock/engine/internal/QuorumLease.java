@@ -1,12 +1,21 @@
 package io.redlock.engine.internal;
 
+import io.redlock.KeepAlive;
 import io.redlock.Lease;
+import io.redlock.LeaseLost;
+import io.redlock.LeaseLostException;
 import io.redlock.NodeFailure;
 import io.redlock.ReleaseOutcome;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,9 +23,13 @@ import org.slf4j.LoggerFactory;
  * A lease held on a majority of nodes. Created at the start of each attempt (so late replies of a
  * failed attempt can see that it failed), it becomes active only when the attempt succeeds.
  *
- * <p>Thread-safe: extend and release are serialized on a lock (a release waits for a running
- * extension, at most one per-node timeout); the validity is one volatile ticker reading so that
- * readers never see half an update.
+ * <p>Thread-safe: extend, renewal and release are serialized on a lock (a release waits for a
+ * running extension, at most one per-node timeout), so once {@link #release()} returns no extension
+ * is sent. The lock is a {@link ReentrantLock}, not a monitor, so that a virtual thread blocked in
+ * a fan-out under it does not pin its carrier. The validity is one volatile ticker reading.
+ *
+ * <p>What a lease needs only when it is kept alive or watched for loss (the renewal, the loss
+ * future) is made then: a plain acquire and release allocates none of it.
  */
 final class QuorumLease implements Lease {
   private static final Logger LOG = LoggerFactory.getLogger(QuorumLease.class);
@@ -24,13 +37,18 @@ final class QuorumLease implements Lease {
   private static final int PENDING = 0;
   private static final int ACTIVE = 1;
 
-  /** The attempt failed, or the lease was released: late "acquired" answers must be released. */
+  /**
+   * The attempt failed, the lease was released or lost: late "acquired" answers must be released.
+   */
   private static final int DONE = 2;
 
   private final QuorumRedlock redlock;
   private final String resource;
   private final String token;
-  private final Object lock = new Object();
+  private final ReentrantLock lock = new ReentrantLock();
+
+  /** Ticker reading at which the acquisition began: the validity counts from it. */
+  private final long startedAt;
 
   private volatile int state = PENDING;
 
@@ -45,14 +63,28 @@ final class QuorumLease implements Lease {
   /** Nodes that granted but were not counted (restart quarantine); set once with the fence. */
   private List<String> quarantined = List.of();
 
+  /** Which nodes granted (a reference kept, not copied), and who failed; set once. */
+  private boolean[] granted;
+
+  private List<NodeFailure> failures;
+
   /** The TTL last asked for; sets the per-node timeout of the release. Guarded by lock. */
   private Duration ttl;
 
   /** The first release's outcome, returned again by later calls. Guarded by lock. */
   private ReleaseOutcome released;
 
-  /** Ticker reading at which the acquisition began: the validity counts from it. */
-  private final long startedAt;
+  /** Why the lease was lost, once it was. */
+  private volatile LeaseLost lost;
+
+  /** Completed with {@link #lost}; made by the first who asks. Guarded by lock. */
+  private CompletableFuture<LeaseLost> lostFuture;
+
+  /** The renewal in force, if the lease is kept alive. Guarded by lock. */
+  private Renewal renewal;
+
+  /** Whether a check at the end of the validity is scheduled. Guarded by lock. */
+  private boolean expiryWatched;
 
   QuorumLease(QuorumRedlock redlock, String resource, String token, Duration ttl, long startedAt) {
     this.redlock = redlock;
@@ -66,42 +98,10 @@ final class QuorumLease implements Lease {
     return startedAt;
   }
 
-  /** Which nodes granted (a reference kept, not copied), and who failed; set once. */
-  private boolean[] granted;
-
-  private List<NodeFailure> failures;
-
   /** Records who granted and who failed, before activation. */
   void granted(boolean[] granted, List<NodeFailure> failures) {
     this.granted = granted;
     this.failures = failures;
-  }
-
-  @Override
-  public List<String> grantedNodes() {
-    boolean[] g = granted;
-    if (g == null) {
-      return List.of();
-    }
-    List<String> out = new java.util.ArrayList<>(g.length);
-    for (int i = 0; i < g.length; i++) {
-      if (g[i] && !quarantined.contains(redlock.quorum.names[i])) {
-        out.add(redlock.quorum.names[i]);
-      }
-    }
-    return List.copyOf(out);
-  }
-
-  @Override
-  public List<NodeFailure> failedNodes() {
-    List<NodeFailure> f = failures;
-    if (f == null || f.isEmpty()) {
-      return List.of();
-    }
-    List<String> order = redlock.quorum.nameList;
-    return f.stream()
-        .sorted(java.util.Comparator.comparingInt(x -> order.indexOf(x.node())))
-        .toList();
   }
 
   /** Records what the safety round confirmed: the fencing token (0 if none), quarantined nodes. */
@@ -110,7 +110,7 @@ final class QuorumLease implements Lease {
     this.quarantined = quarantined;
   }
 
-  /** Activates the lease; the volatile write publishes the fields {@link #confirmed} set. */
+  /** Activates the lease; the volatile write publishes the fields set before. */
   void activate(long validUntil) {
     this.validUntil = validUntil;
     this.state = ACTIVE;
@@ -144,7 +144,8 @@ final class QuorumLease implements Lease {
       throw new IllegalStateException(
           "the lease on '"
               + resource
-              + "' has no fencing token: build the Redlock with Redlock.builder().fencing(true)");
+              + "' has no fencing token: build the Redlock with Redlock.builder().fencing(true)"
+              + " (a lease taken over with resume() does not know its fencing token)");
     }
     return fence;
   }
@@ -155,12 +156,42 @@ final class QuorumLease implements Lease {
   }
 
   @Override
+  public List<String> grantedNodes() {
+    boolean[] g = granted;
+    if (g == null) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>(g.length);
+    for (int i = 0; i < g.length; i++) {
+      if (g[i] && !quarantined.contains(redlock.quorum.names[i])) {
+        out.add(redlock.quorum.names[i]);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  @Override
+  public List<NodeFailure> failedNodes() {
+    List<NodeFailure> f = failures;
+    if (f == null || f.isEmpty()) {
+      return List.of();
+    }
+    List<String> order = redlock.quorum.nameList;
+    return f.stream().sorted(Comparator.comparingInt(x -> order.indexOf(x.node()))).toList();
+  }
+
+  @Override
   public Duration remainingValidity() {
     if (state != ACTIVE) {
       return Duration.ZERO;
     }
     long left = validUntil - redlock.ticker.read();
     return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+  }
+
+  /** Validity left in nanoseconds, zero or less once out; for the renewal. */
+  long leftNanos() {
+    return state == ACTIVE ? validUntil - redlock.ticker.read() : 0;
   }
 
   @Override
@@ -173,12 +204,39 @@ final class QuorumLease implements Lease {
     return extensions;
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Extension
+
+  /** What an extension found. */
+  enum Extended {
+    /** A majority extended in time: the validity was recomputed. */
+    YES,
+    /** A majority answered that the key no longer holds this token: the lease is lost. */
+    TOKEN_GONE,
+    /** Too few answered in time (down, slow): the old validity stands. */
+    FAILED
+  }
+
+  @Override
+  public boolean extend(Duration newTtl) {
+    long ttlNanos = redlock.checkTtl(newTtl);
+    lock.lock();
+    try {
+      checkExtensible();
+      return extendLocked(newTtl, ttlNanos).outcome == Extended.YES;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   private void checkExtensible() {
     if (state != ACTIVE) {
       throw new IllegalStateException(
           "the lease on '"
               + resource
-              + "' was released; acquire a new lease instead of extending this one");
+              + "' was "
+              + (lost != null ? "lost (" + lost.reason() + ")" : "released")
+              + "; acquire a new lease instead of extending this one");
     }
     int max = redlock.settings.maxExtensions();
     if (extensions >= max) {
@@ -193,58 +251,65 @@ final class QuorumLease implements Lease {
     }
   }
 
-  @Override
-  public boolean extend(Duration newTtl) {
-    long ttlNanos = redlock.checkTtl(newTtl);
-    synchronized (lock) {
-      checkExtensible();
-      long start = redlock.ticker.read();
-      long oldValidUntil = validUntil;
-      long left = oldValidUntil - start;
-      if (left <= 0) {
-        LOG.debug("extend of '{}' refused: its validity has already run out", resource);
-        return false;
-      }
-      long driftNanos = redlock.driftNanos(newTtl);
-      long nodeTimeout = redlock.nodeTimeoutNanos(newTtl);
-      // Waiting beyond the current validity is pointless: a majority must answer before it.
-      long deadline = start + Math.min(nodeTimeout, left);
-      Tally tally = extendAll(newTtl, deadline);
-      long end = redlock.ticker.read();
-      // Every key this call extended expires no earlier than start + ttl on its node's clock.
-      long newValidUntil = start + ttlNanos - driftNanos;
-      boolean inTime = tally.quorumReached && tally.quorumAtNanos - oldValidUntil < 0;
-      if (inTime && newValidUntil - end > 0 && !Thread.currentThread().isInterrupted()) {
-        validUntil = newValidUntil;
-        extensions++;
-        ttl = newTtl;
-        if (LOG.isDebugEnabled()) {
-          LOG.debug(
-              "extended '{}' on {} of {} nodes, validity {} ms",
-              resource,
-              tally.yes,
-              redlock.quorum.size(),
-              (newValidUntil - end) / 1_000_000);
-        }
-        return true;
-      }
-      if (newValidUntil - oldValidUntil < 0) {
-        // A shorter TTL may have landed on nodes whose answers were late, lost or not counted
-        // (timeout, interrupt, quarantine): the old validity could overstate what they hold.
-        validUntil = newValidUntil;
-      }
+  /** An extension's outcome, and the tally behind it. */
+  private record Extension(Extended outcome, Tally tally) {}
+
+  /** Extends on every node; the caller holds the lock and checked that the lease is active. */
+  private Extension extendLocked(Duration newTtl, long ttlNanos) {
+    long start = redlock.ticker.read();
+    long oldValidUntil = validUntil;
+    long left = oldValidUntil - start;
+    if (left <= 0) {
+      LOG.debug("extend of '{}' refused: its validity has already run out", resource);
+      return new Extension(Extended.FAILED, new Tally());
+    }
+    long driftNanos = redlock.driftNanos(newTtl);
+    // Waiting beyond the current validity is pointless: a majority must answer before it.
+    long deadline = start + Math.min(redlock.nodeTimeoutNanos(newTtl), left);
+    Tally tally = extendAll(newTtl, deadline);
+    long end = redlock.ticker.read();
+    // Every key this call extended expires no earlier than start + ttl on its node's clock.
+    long newValidUntil = start + ttlNanos - driftNanos;
+    boolean inTime = tally.quorumReached && tally.quorumAtNanos - oldValidUntil < 0;
+    if (inTime && newValidUntil - end > 0 && !Thread.currentThread().isInterrupted()) {
+      validUntil = newValidUntil;
+      extensions++;
+      ttl = newTtl;
       if (LOG.isDebugEnabled()) {
         LOG.debug(
-            "extend of '{}' failed: {} of {} nodes agreed{}, quorum {}; unreachable: {}",
+            "extended '{}' on {} of {} nodes, validity {} ms",
             resource,
             tally.yes,
             redlock.quorum.size(),
-            tally.quorumReached && !inTime ? " after the validity ran out" : "",
-            redlock.quorum.quorum,
-            redlock.quorum.inNodeOrder(tally.failed));
+            (newValidUntil - end) / 1_000_000);
       }
-      return false;
+      return new Extension(Extended.YES, tally);
     }
+    if (newValidUntil - oldValidUntil < 0) {
+      // A shorter TTL may have landed on nodes whose answers were late, lost or not counted
+      // (timeout, interrupt, quarantine): the old validity could overstate what they hold.
+      validUntil = newValidUntil;
+    }
+    if (LOG.isDebugEnabled()) {
+      LOG.debug(
+          "extend of '{}' failed: {} of {} nodes agreed{}, quorum {}; unreachable: {}",
+          resource,
+          tally.yes,
+          redlock.quorum.size(),
+          tally.quorumReached && !inTime ? " after the validity ran out" : "",
+          redlock.quorum.quorum,
+          redlock.quorum.inNodeOrder(tally.failed));
+    }
+    if (tally.no >= redlock.quorum.quorum) {
+      lose(
+          LeaseLost.Reason.TOKEN_GONE,
+          tally.no
+              + " of "
+              + redlock.quorum.size()
+              + " nodes answered that the key no longer holds this lease's token");
+      return new Extension(Extended.TOKEN_GONE, tally);
+    }
+    return new Extension(Extended.FAILED, tally);
   }
 
   /**
@@ -293,13 +358,221 @@ final class QuorumLease implements Lease {
   }
 
   @Override
+  public CompletableFuture<Boolean> extendAsync(Duration newTtl) {
+    redlock.checkTtl(newTtl);
+    return CompletableFuture.supplyAsync(() -> extend(newTtl), redlock.scheduler.executor());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Keep-alive
+
+  @Override
+  public Lease keepAlive(KeepAlive options) {
+    return keepAlive(options, null);
+  }
+
+  /** Keeps the lease alive while {@code ownerAlive} (if given) says its owner lives. */
+  Lease keepAlive(KeepAlive options, java.util.function.BooleanSupplier ownerAlive) {
+    java.util.Objects.requireNonNull(options, "options must not be null");
+    lock.lock();
+    try {
+      if (state != ACTIVE) {
+        throw new IllegalStateException(
+            "the lease on '"
+                + resource
+                + "' is "
+                + (lost != null ? "lost (" + lost.reason() + ")" : "released or out")
+                + "; keep alive only a lease that is held");
+      }
+      if (renewal != null) {
+        renewal.stop();
+      }
+      renewal = new Renewal(this, redlock, options, ownerAlive);
+      if (!redlock.scheduler.watch(this)) {
+        throw new IllegalStateException("this Redlock is closed; its leases cannot be kept alive");
+      }
+      renewal.scheduleIn(renewal.everyNanos(ttl));
+    } finally {
+      lock.unlock();
+    }
+    return this;
+  }
+
+  /**
+   * One renewal step, on the scheduler: extends unless something says stop, and answers when to run
+   * again (nanoseconds), or -1 to stop.
+   */
+  long renew(Renewal by) {
+    lock.lock();
+    try {
+      if (renewal != by || state != ACTIVE || redlock.scheduler.isClosed()) {
+        return -1;
+      }
+      String stop = by.stopReason(this);
+      if (stop != null) {
+        LOG.info("keep-alive of '{}' stops: {}; the lease runs out on its own", resource, stop);
+        renewal = null;
+        watchExpiryLocked();
+        return -1;
+      }
+      Duration renewTtl = ttl;
+      Extension e = extendLocked(renewTtl, QuorumRedlock.saturatedNanos(renewTtl));
+      if (e.outcome == Extended.YES) {
+        return by.everyNanos(renewTtl);
+      }
+      if (e.outcome == Extended.TOKEN_GONE) {
+        return -1; // lost: extendLocked said so
+      }
+      long left = leftNanos();
+      long margin = by.marginNanos(renewTtl);
+      if (left <= margin) {
+        lose(
+            LeaseLost.Reason.UNREACHABLE,
+            "extensions kept failing ("
+                + redlock.describeExtension(e.tally)
+                + ") and only "
+                + Math.max(0, left) / 1_000_000
+                + " ms of validity were left, less than the "
+                + margin / 1_000_000
+                + " ms margin");
+        return -1;
+      }
+      // Retry soon, and once more right at the margin, so that a loss is told in time.
+      return Math.max(1_000_000, Math.min(by.everyNanos(renewTtl), (left - margin) / 2));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Loss
+
+  @Override
+  public void onLost(Consumer<LeaseLost> listener) {
+    java.util.Objects.requireNonNull(listener, "listener must not be null");
+    whenLost()
+        .thenAcceptAsync(
+            lostNow -> {
+              try {
+                listener.accept(lostNow);
+              } catch (RuntimeException e) {
+                LOG.warn("a loss listener of the lease on '{}' failed", resource, e);
+              }
+            },
+            redlock.scheduler.notifier());
+  }
+
+  @Override
+  public CompletionStage<LeaseLost> whenLost() {
+    lock.lock();
+    try {
+      if (lostFuture == null) {
+        lostFuture = new CompletableFuture<>();
+        if (lost != null) {
+          lostFuture.complete(lost);
+        } else if (state == ACTIVE) {
+          redlock.scheduler.watch(this);
+          watchExpiryLocked();
+        }
+      }
+      return lostFuture.minimalCompletionStage();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void checkValid() {
+    LeaseLost l = lost;
+    if (l != null) {
+      throw new LeaseLostException(l);
+    }
+    if (state == ACTIVE && validUntil - redlock.ticker.read() > 0) {
+      return;
+    }
+    throw new LeaseLostException(
+        state == ACTIVE
+            ? new LeaseLost(resource, LeaseLost.Reason.EXPIRED, "its validity ran out")
+            : new LeaseLost(resource, LeaseLost.Reason.RELEASED, "it was released"));
+  }
+
+  /** Schedules a check at the end of the validity; the caller holds the lock. */
+  private void watchExpiryLocked() {
+    if (expiryWatched || renewal != null) {
+      return; // a renewal watches the validity itself
+    }
+    expiryWatched = true;
+    redlock.scheduler.schedule(this::checkExpiry, Math.max(0, leftNanos()));
+  }
+
+  private void checkExpiry() {
+    lock.lock();
+    try {
+      expiryWatched = false;
+      if (state != ACTIVE || renewal != null) {
+        return;
+      }
+      long left = leftNanos();
+      if (left > 0) {
+        watchExpiryLocked(); // extended meanwhile
+        return;
+      }
+      lose(LeaseLost.Reason.EXPIRED, "its validity ran out before an extension succeeded");
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The Redlock closed while this lease was watched. */
+  void redlockClosed() {
+    lock.lock();
+    try {
+      if (state == ACTIVE) {
+        lose(LeaseLost.Reason.CLOSED, "the Redlock was closed while the lease was held");
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Marks the lease lost, once, and tells whoever listens; the caller holds the lock. */
+  private void lose(LeaseLost.Reason reason, String detail) {
+    if (lost != null || state != ACTIVE) {
+      return;
+    }
+    LeaseLost l = new LeaseLost(resource, reason, detail);
+    lost = l;
+    state = DONE; // not valid any more; a release still cleans up the nodes
+    if (renewal != null) {
+      renewal.stop();
+      renewal = null;
+    }
+    redlock.scheduler.unwatch(this);
+    LOG.warn("{}", l);
+    if (lostFuture != null) {
+      lostFuture.complete(l);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Release
+
+  @Override
   public ReleaseOutcome release() {
-    synchronized (lock) {
+    lock.lock();
+    try {
       if (released != null) {
         return released;
       }
       // Mark first: a late "acquired" from the acquisition now releases itself.
       state = DONE;
+      if (renewal != null) {
+        renewal.stop();
+        renewal = null;
+      }
+      if (lostFuture != null || lost != null) {
+        redlock.scheduler.unwatch(this);
+      }
       ReleaseOutcome outcome =
           redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
       released = outcome;
@@ -314,7 +587,14 @@ final class QuorumLease implements Lease {
             outcome.failedNodes().isEmpty() ? "" : "; unreachable: " + outcome.failedNodes());
       }
       return outcome;
+    } finally {
+      lock.unlock();
     }
+  }
+
+  @Override
+  public CompletableFuture<ReleaseOutcome> releaseAsync() {
+    return CompletableFuture.supplyAsync(this::release, redlock.scheduler.executor());
   }
 
   @Override
@@ -327,7 +607,9 @@ final class QuorumLease implements Lease {
     return "Lease['"
         + resource
         + "', "
-        + (state == ACTIVE ? remainingValidity().toMillis() + " ms left" : "released")
+        + (state == ACTIVE
+            ? remainingValidity().toMillis() + " ms left"
+            : lost != null ? "lost (" + lost.reason() + ")" : "released")
         + (fence != 0 ? ", fencing token " + fence : "")
         + (quarantined.isEmpty() ? "" : ", quarantined (not counted): " + quarantined)
         + "]";

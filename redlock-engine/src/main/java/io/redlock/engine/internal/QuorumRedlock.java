@@ -14,8 +14,10 @@ import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -89,6 +92,10 @@ final class QuorumRedlock implements Redlock {
 
   /** Fencing and restart quarantine, or null when neither is on (the one-round plain path). */
   final Safety safety;
+
+  /** Threads for keep-alive, loss detection and async calls, started at first use. */
+  final Scheduler scheduler =
+      new Scheduler(Math.max(2, Runtime.getRuntime().availableProcessors()));
 
   /** Timings derived from the TTL used last; see {@link TtlTiming}. */
   private volatile TtlTiming lastTiming;
@@ -198,21 +205,11 @@ final class QuorumRedlock implements Redlock {
       throws InterruptedException {
     checkResource(resource);
     long ttlNanos = checkTtl(ttl);
-    if (maxWait == null) {
-      throw new IllegalArgumentException(
-          "maxWait must not be null; pass Duration.ZERO for a single attempt");
-    }
-    if (maxWait.isNegative()) {
-      throw new IllegalArgumentException(
-          "maxWait must not be negative, got "
-              + maxWait
-              + "; pass Duration.ZERO for a single attempt");
-    }
+    long maxWaitNanos = checkMaxWait(maxWait);
     checkOpen();
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before trying to lock '" + resource + "'");
     }
-    long maxWaitNanos = saturatedNanos(maxWait);
     long driftNanos = driftNanos(ttl);
     long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
     Tally tally = new Tally();
@@ -470,6 +467,20 @@ final class QuorumRedlock implements Redlock {
   // ---------------------------------------------------------------------------------------------
   // Arguments, tokens, timing
 
+  private static long checkMaxWait(Duration maxWait) {
+    if (maxWait == null) {
+      throw new IllegalArgumentException(
+          "maxWait must not be null; pass Duration.ZERO for a single attempt");
+    }
+    if (maxWait.isNegative()) {
+      throw new IllegalArgumentException(
+          "maxWait must not be negative, got "
+              + maxWait
+              + "; pass Duration.ZERO for a single attempt");
+    }
+    return saturatedNanos(maxWait);
+  }
+
   private static void checkResource(String resource) {
     if (resource == null) {
       throw new IllegalArgumentException("resource must not be null; name the thing to lock");
@@ -627,7 +638,7 @@ final class QuorumRedlock implements Redlock {
     }
   }
 
-  private LockTimeoutException timeout(
+  LockTimeoutException timeout(
       String resource, Duration ttl, long waitedNanos, int attempts, Tally tally) {
     String detail =
         describe(tally, ttl) + " (" + attempts + (attempts == 1 ? " attempt)" : " attempts)");
@@ -711,6 +722,141 @@ final class QuorumRedlock implements Redlock {
 
   // ---------------------------------------------------------------------------------------------
 
+  // ---------------------------------------------------------------------------------------------
+  // Async, several resources, resume, Lock
+
+  /** One attempt with this TTL's timings, for {@link AsyncAcquisition}; null if it failed. */
+  QuorumLease attemptOnce(String resource, Duration ttl, long ttlNanos, Tally tally) {
+    checkOpen();
+    return attempt(resource, ttl, ttlNanos, driftNanos(ttl), nodeTimeoutNanos(ttl), tally);
+  }
+
+  @Override
+  public CompletableFuture<Optional<Lease>> tryAcquireAsync(String resource, Duration ttl) {
+    checkResource(resource);
+    checkOpen();
+    return new AsyncAcquisition(this, resource, ttl, settings.retryAttempts(), -1)
+        .start()
+        .handle(
+            (lease, failure) -> {
+              if (failure == null) {
+                return Optional.of(lease);
+              }
+              Throwable cause =
+                  failure instanceof java.util.concurrent.CompletionException c
+                          && c.getCause() != null
+                      ? c.getCause()
+                      : failure;
+              if (cause instanceof LockTimeoutException) {
+                return Optional.empty(); // as tryAcquire: held, or too few nodes answered
+              }
+              throw failure instanceof java.util.concurrent.CompletionException c
+                  ? c
+                  : new java.util.concurrent.CompletionException(cause);
+            });
+  }
+
+  @Override
+  public CompletableFuture<Lease> acquireAsync(String resource, Duration ttl, Duration maxWait) {
+    checkResource(resource);
+    long maxWaitNanos = checkMaxWait(maxWait);
+    checkOpen();
+    return new AsyncAcquisition(this, resource, ttl, 0, maxWaitNanos).start();
+  }
+
+  @Override
+  public Lease acquireAll(Collection<String> resources, Duration ttl, Duration maxWait)
+      throws InterruptedException {
+    Objects.requireNonNull(resources, "resources must not be null");
+    if (resources.isEmpty()) {
+      throw new IllegalArgumentException("resources must name at least one resource to lock");
+    }
+    resources.forEach(QuorumRedlock::checkResource);
+    long maxWaitNanos = checkMaxWait(maxWait);
+    checkTtl(ttl);
+    long start = ticker.read();
+    List<Lease> parts = new ArrayList<>();
+    boolean done = false;
+    try {
+      // One order for every caller: two callers of overlapping sets never wait for each other
+      // in a circle.
+      for (String resource : new java.util.TreeSet<>(resources)) {
+        long left = Math.max(0, maxWaitNanos - (ticker.read() - start));
+        parts.add(acquire(resource, ttl, Duration.ofNanos(left)));
+      }
+      // The first parts ran down while the later ones were awaited: renew them if they did much.
+      long half = saturatedNanos(ttl) / 2;
+      for (Lease part : parts) {
+        if (part.remainingValidity().toNanos() < half && !part.extend(ttl)) {
+          throw timeout(
+              part.resource(),
+              ttl,
+              ticker.read() - start,
+              parts.size(),
+              failedTally(
+                  "could not extend '"
+                      + part.resource()
+                      + "' while the others were"
+                      + " acquired; its validity would have run out first"));
+        }
+      }
+      done = true;
+      return parts.size() == 1 ? parts.get(0) : new MultiLease(parts, scheduler);
+    } finally {
+      if (!done) {
+        parts.forEach(Lease::release);
+      }
+    }
+  }
+
+  private static Tally failedTally(String detail) {
+    Tally tally = new Tally();
+    tally.detail = detail;
+    tally.reason = LockTimeoutException.Reason.TOO_SLOW;
+    return tally;
+  }
+
+  @Override
+  public Lease resume(String resource, String token, Duration ttl) {
+    checkResource(resource);
+    if (token == null || token.isBlank()) {
+      throw new IllegalArgumentException("token must be the token of the lease to resume");
+    }
+    long ttlNanos = checkTtl(ttl);
+    checkOpen();
+    long start = ticker.read();
+    QuorumLease lease = new QuorumLease(this, resource, token, ttl, start);
+    lease.activate(start + ttlNanos); // provisional: the extension below sets the real validity
+    if (lease.extend(ttl)) {
+      return lease;
+    }
+    lease.markDone();
+    throw new io.redlock.LeaseLostException(
+        new io.redlock.LeaseLost(
+            resource,
+            io.redlock.LeaseLost.Reason.TOKEN_GONE,
+            "too few nodes still hold this token (released, expired, or never held); nothing was"
+                + " resumed"));
+  }
+
+  @Override
+  public java.util.concurrent.locks.Lock asLock(String resource, Duration ttl) {
+    checkResource(resource);
+    return new RedlockLock(this, resource, ttl);
+  }
+
+  /** Why an extension failed, in words, for loss messages. */
+  String describeExtension(Tally tally) {
+    return tally.yes
+        + " of "
+        + quorum.size()
+        + " nodes agreed, a quorum needs "
+        + quorum.quorum
+        + (tally.failedCount() > 0
+            ? "; unreachable: " + String.join(", ", quorum.inNodeOrder(tally.failed))
+            : "");
+  }
+
   @Override
   public List<String> nodes() {
     return nameList;
@@ -734,6 +880,7 @@ final class QuorumRedlock implements Redlock {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      scheduler.close(); // no renewal is sent after this, and watched leases hear of it
       quorum.background.close();
       closeAll(nodes);
       LOG.debug("Redlock over {} closed", nameList);

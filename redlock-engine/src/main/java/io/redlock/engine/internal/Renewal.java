@@ -1,0 +1,96 @@
+package io.redlock.engine.internal;
+
+import io.redlock.KeepAlive;
+import java.lang.ref.WeakReference;
+import java.time.Duration;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * The keep-alive of one lease: a task on the Redlock's {@link Scheduler} that runs {@link
+ * QuorumLease#renew} and schedules itself again. It holds the lease weakly: once the application
+ * drops every reference to a lease, nobody can release it, so it is not renewed any more and runs
+ * out on its own.
+ */
+final class Renewal implements Runnable {
+  private final WeakReference<QuorumLease> lease;
+  private final KeepAlive options;
+  private final Scheduler scheduler;
+  private final QuorumRedlock redlock;
+  private final long startedAt;
+
+  /** Whether the lease's owner still lives (the thread holding a Lock), or null. */
+  private final java.util.function.BooleanSupplier ownerAlive;
+
+  private volatile boolean stopped;
+  private volatile ScheduledFuture<?> next;
+
+  Renewal(
+      QuorumLease lease,
+      QuorumRedlock redlock,
+      KeepAlive options,
+      java.util.function.BooleanSupplier ownerAlive) {
+    this.lease = new WeakReference<>(lease);
+    this.options = options;
+    this.redlock = redlock;
+    this.scheduler = redlock.scheduler;
+    this.startedAt = redlock.ticker.read();
+    this.ownerAlive = ownerAlive;
+  }
+
+  @Override
+  public void run() {
+    QuorumLease l = lease.get();
+    if (l == null || stopped) {
+      return; // dropped by the application, or released: it runs out on its own
+    }
+    long again = l.renew(this);
+    l = null; // not kept reachable while waiting for the next run
+    if (again >= 0 && !stopped) {
+      scheduleIn(again);
+    }
+  }
+
+  void scheduleIn(long nanos) {
+    next = scheduler.schedule(this, nanos);
+  }
+
+  /** Stops the renewal; a run under way finishes, and none follows. */
+  void stop() {
+    stopped = true;
+    ScheduledFuture<?> n = next;
+    if (n != null) {
+      n.cancel(false);
+    }
+  }
+
+  /** How often to extend a lease of this TTL. */
+  long everyNanos(Duration ttl) {
+    return options.every() != null
+        ? QuorumRedlock.saturatedNanos(options.every())
+        : QuorumRedlock.saturatedNanos(ttl) / 3;
+  }
+
+  /** The validity that must be left when the lease is declared lost. */
+  long marginNanos(Duration ttl) {
+    if (options.lostMargin() != null) {
+      return QuorumRedlock.saturatedNanos(options.lostMargin());
+    }
+    return Math.max(QuorumRedlock.saturatedNanos(ttl) / 10, 2 * redlock.nodeTimeoutNanos(ttl));
+  }
+
+  /** Why the renewal must stop before extending again, or null to go on. */
+  String stopReason(QuorumLease l) {
+    if (ownerAlive != null && !ownerAlive.getAsBoolean()) {
+      return "the thread that holds it has ended without unlocking";
+    }
+    if (options.maxHold() != null
+        && redlock.ticker.read() - startedAt >= QuorumRedlock.saturatedNanos(options.maxHold())) {
+      return "it reached its maximum hold time of " + options.maxHold().toMillis() + " ms";
+    }
+    int max = redlock.settings.maxExtensions();
+    if (!options.ignoreMaxExtensions() && l.extensions() >= max) {
+      return "it was extended " + max + " times, the maximum (maxExtensions)";
+    }
+    return null;
+  }
+}
