@@ -33,6 +33,7 @@ public final class RedlockBuilder {
   private LockNodes discovered;
   private RedlockSettings settings = RedlockSettings.defaults();
   private Ticker ticker = Ticker.system();
+  private RedlockListener listener = RedlockListener.NONE;
 
   RedlockBuilder() {}
 
@@ -243,6 +244,15 @@ public final class RedlockBuilder {
     return this;
   }
 
+  /**
+   * Tells {@code listener} what the Redlock does (node calls, acquisitions, extensions, releases,
+   * losses), e.g. for metrics; see {@link RedlockListener}. Default {@link RedlockListener#NONE}.
+   */
+  public RedlockBuilder listener(RedlockListener listener) {
+    this.listener = Objects.requireNonNull(listener, "listener must not be null");
+    return this;
+  }
+
   /** The monotonic clock for elapsed time (default {@link Ticker#system()}); for tests. */
   public RedlockBuilder ticker(Ticker ticker) {
     this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
@@ -277,7 +287,7 @@ public final class RedlockBuilder {
           all.add(node);
         }
       }
-      return engine.create(new RedlockConfig(all, settings, ticker));
+      return engine.create(new RedlockConfig(all, settings, ticker, listener));
     } catch (RuntimeException | Error e) {
       LockNodes.closeQuietly(opened, e);
       throw e;

@@ -12,8 +12,13 @@ import java.util.Objects;
  * @param nodes the nodes, owned by the Redlock from now on
  * @param settings timing and retry settings
  * @param ticker the monotonic clock
+ * @param listener hears what the Redlock does ({@link io.redlock.RedlockListener#NONE} for none)
  */
-public record RedlockConfig(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
+public record RedlockConfig(
+    List<LockNode> nodes,
+    RedlockSettings settings,
+    Ticker ticker,
+    io.redlock.RedlockListener listener) {
   /** Validates and copies. */
   public RedlockConfig {
     nodes = List.copyOf(nodes);
@@ -22,5 +27,6 @@ public record RedlockConfig(List<LockNode> nodes, RedlockSettings settings, Tick
     }
     Objects.requireNonNull(settings, "settings");
     Objects.requireNonNull(ticker, "ticker");
+    Objects.requireNonNull(listener, "listener");
   }
 }

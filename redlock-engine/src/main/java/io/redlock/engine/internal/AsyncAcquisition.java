@@ -44,6 +44,10 @@ final class AsyncAcquisition implements Runnable {
           if (n != null) {
             n.cancel(false); // cancelled: no further attempt
           }
+          if (redlock.listening.on) {
+            redlock.listening.acquisition(
+                resource, failure == null, tally.attempts, redlock.ticker.read() - start);
+          }
         });
   }
 

@@ -65,13 +65,15 @@ final class FanOut {
   private final FanOutOrder order;
   private final NodeStates states;
   private final Ticker ticker;
+  private final Listening listening;
   private final int[] givenOrder;
 
-  FanOut(String[] names, FanOutOrder order, NodeStates states, Ticker ticker) {
+  FanOut(String[] names, FanOutOrder order, NodeStates states, Ticker ticker, Listening listening) {
     this.names = names;
     this.order = order;
     this.states = states;
     this.ticker = ticker;
+    this.listening = listening;
     this.givenOrder = new int[names.length];
     for (int i = 0; i < givenOrder.length; i++) {
       givenOrder[i] = i;
@@ -98,6 +100,7 @@ final class FanOut {
     int n = names.length;
     int[] nodes = measured ? order.current() : givenOrder;
     boolean sampled = measured && order.sampleNext();
+    long began = listening.on ? ticker.read() : 0;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<T>[] replies = new Reply[n];
     Reply.beginFanOut();
@@ -114,7 +117,7 @@ final class FanOut {
         int i = nodes[step % n];
         Reply<T> reply = takeInAwaitOrder(replies, nodes, step);
         if (reply != null) {
-          await(operation, policy, i, reply, deadline, sampled);
+          await(operation, policy, i, reply, deadline, sampled, began);
         }
       }
       if (sampled) {
@@ -166,6 +169,9 @@ final class FanOut {
         }
         throw e;
       } catch (RuntimeException e) {
+        if (listening.on) {
+          listening.nodeCall(names[i], operation, null, e, 0);
+        }
         fail(operation, policy, i, e);
         continue;
       }
@@ -176,7 +182,13 @@ final class FanOut {
   }
 
   private <T> void await(
-      String operation, Policy<T> policy, int i, Reply<T> reply, long deadline, boolean sampled) {
+      String operation,
+      Policy<T> policy,
+      int i,
+      Reply<T> reply,
+      long deadline,
+      boolean sampled,
+      long began) {
     long since = sampled ? ticker.read() : 0;
     T answer;
     try {
@@ -192,6 +204,9 @@ final class FanOut {
       } else {
         states.ended(i);
       }
+      if (listening.on) {
+        listening.nodeCall(names[i], operation, null, e, ticker.read() - began);
+      }
       fail(operation, policy, i, e);
       return;
     }
@@ -200,6 +215,9 @@ final class FanOut {
     }
     states.ended(i);
     states.answered(i);
+    if (listening.on) {
+      listening.nodeCall(names[i], operation, answer, null, ticker.read() - began);
+    }
     policy.answered(i, answer);
   }
 

@@ -27,7 +27,10 @@ final class Quorum {
   final FanOut fanOut;
   final Background background = new Background();
 
-  Quorum(LockNode[] nodes, String[] names, Ticker ticker) {
+  final Listening listening;
+
+  Quorum(LockNode[] nodes, String[] names, Ticker ticker, Listening listening) {
+    this.listening = listening;
     this.nodes = nodes;
     this.names = names;
     this.nameList = List.of(names);
@@ -35,7 +38,7 @@ final class Quorum {
     this.ticker = ticker;
     this.order = new FanOutOrder(names);
     this.states = new NodeStates(names, ticker);
-    this.fanOut = new FanOut(names, order, states, ticker);
+    this.fanOut = new FanOut(names, order, states, ticker, listening);
   }
 
   int size() {

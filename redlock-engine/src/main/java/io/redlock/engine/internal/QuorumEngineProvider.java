@@ -16,6 +16,6 @@ public final class QuorumEngineProvider implements RedlockEngineProvider {
 
   @Override
   public Redlock create(RedlockConfig config) {
-    return new QuorumRedlock(config.nodes(), config.settings(), config.ticker());
+    return new QuorumRedlock(config.nodes(), config.settings(), config.ticker(), config.listener());
   }
 }

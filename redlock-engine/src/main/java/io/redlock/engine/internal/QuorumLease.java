@@ -223,7 +223,11 @@ final class QuorumLease implements Lease {
     lock.lock();
     try {
       checkExtensible();
-      return extendLocked(newTtl, ttlNanos).outcome == Extended.YES;
+      boolean extended = extendLocked(newTtl, ttlNanos).outcome == Extended.YES;
+      if (redlock.listening.on) {
+        redlock.listening.extension(resource, extended);
+      }
+      return extended;
     } finally {
       lock.unlock();
     }
@@ -417,6 +421,9 @@ final class QuorumLease implements Lease {
       }
       Duration renewTtl = ttl;
       Extension e = extendLocked(renewTtl, QuorumRedlock.saturatedNanos(renewTtl));
+      if (redlock.listening.on) {
+        redlock.listening.extension(resource, e.outcome == Extended.YES);
+      }
       if (e.outcome == Extended.YES) {
         return by.everyNanos(renewTtl);
       }
@@ -549,6 +556,9 @@ final class QuorumLease implements Lease {
     }
     redlock.scheduler.unwatch(this);
     LOG.warn("{}", l);
+    if (redlock.listening.on) {
+      redlock.listening.lost(l);
+    }
     if (lostFuture != null) {
       lostFuture.complete(l);
     }
@@ -577,6 +587,9 @@ final class QuorumLease implements Lease {
           redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
       released = outcome;
       redlock.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
+      if (redlock.listening.on) {
+        redlock.listening.released(resource, outcome);
+      }
       if (LOG.isDebugEnabled()) {
         LOG.debug(
             "released '{}': deleted on {}, answered {} of {}{}",

@@ -6,6 +6,7 @@ import io.redlock.NodeFailure;
 import io.redlock.NodeHealth;
 import io.redlock.NodesMisconfiguredException;
 import io.redlock.Redlock;
+import io.redlock.RedlockListener;
 import io.redlock.RedlockSettings;
 import io.redlock.Ticker;
 import io.redlock.spi.LockNode;
@@ -70,6 +71,9 @@ final class QuorumRedlock implements Redlock {
   /** The nodes, their names and majority, the fan-out and the nodes' health. */
   final Quorum quorum;
 
+  /** The listener, if any. */
+  final Listening listening;
+
   private final LockNode[] nodes;
   private final String[] names;
 
@@ -101,7 +105,12 @@ final class QuorumRedlock implements Redlock {
   private volatile TtlTiming lastTiming;
 
   QuorumRedlock(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
-    this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM, true);
+    this(nodes, settings, ticker, RedlockListener.NONE);
+  }
+
+  QuorumRedlock(
+      List<LockNode> nodes, RedlockSettings settings, Ticker ticker, RedlockListener listener) {
+    this(nodes, settings, ticker, Sleeper.SYSTEM, THREAD_LOCAL_RANDOM, true, listener);
   }
 
   /**
@@ -116,6 +125,18 @@ final class QuorumRedlock implements Redlock {
       Sleeper sleeper,
       RandomGenerator random,
       boolean checkDurability) {
+    this(nodes, settings, ticker, sleeper, random, checkDurability, RedlockListener.NONE);
+  }
+
+  /** The full constructor: the others pass defaults. */
+  QuorumRedlock(
+      List<LockNode> nodes,
+      RedlockSettings settings,
+      Ticker ticker,
+      Sleeper sleeper,
+      RandomGenerator random,
+      boolean checkDurability,
+      RedlockListener listener) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
     this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
@@ -147,7 +168,8 @@ final class QuorumRedlock implements Redlock {
         precision = p;
       }
     }
-    this.quorum = new Quorum(nodeArray, names, ticker);
+    this.listening = new Listening(Objects.requireNonNull(listener, "listener"));
+    this.quorum = new Quorum(nodeArray, names, ticker, listening);
     this.nameList = quorum.nameList;
     this.ttlPrecision = precision;
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
@@ -165,9 +187,24 @@ final class QuorumRedlock implements Redlock {
     checkResource(resource);
     long ttlNanos = checkTtl(ttl);
     checkOpen();
+    Tally tally = new Tally();
+    if (!listening.on) {
+      return tryAcquire(resource, ttl, ttlNanos, tally);
+    }
+    long began = ticker.read();
+    boolean acquired = false;
+    try {
+      Optional<Lease> lease = tryAcquire(resource, ttl, ttlNanos, tally);
+      acquired = lease.isPresent();
+      return lease;
+    } finally {
+      listening.acquisition(resource, acquired, tally.attempts, ticker.read() - began);
+    }
+  }
+
+  private Optional<Lease> tryAcquire(String resource, Duration ttl, long ttlNanos, Tally tally) {
     long driftNanos = driftNanos(ttl);
     long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
-    Tally tally = new Tally();
     int attempts = settings.retryAttempts();
     if (Thread.currentThread().isInterrupted()) {
       LOG.debug("tryAcquire '{}' not attempted: the thread is interrupted", resource);
@@ -210,9 +247,26 @@ final class QuorumRedlock implements Redlock {
     if (Thread.interrupted()) {
       throw new InterruptedException("interrupted before trying to lock '" + resource + "'");
     }
+    Tally tally = new Tally();
+    if (!listening.on) {
+      return acquire(resource, ttl, ttlNanos, maxWaitNanos, tally);
+    }
+    long began = ticker.read();
+    boolean acquired = false;
+    try {
+      Lease lease = acquire(resource, ttl, ttlNanos, maxWaitNanos, tally);
+      acquired = true;
+      return lease;
+    } finally {
+      listening.acquisition(resource, acquired, tally.attempts, ticker.read() - began);
+    }
+  }
+
+  private Lease acquire(
+      String resource, Duration ttl, long ttlNanos, long maxWaitNanos, Tally tally)
+      throws InterruptedException {
     long driftNanos = driftNanos(ttl);
     long nodeTimeoutNanos = nodeTimeoutNanos(ttl);
-    Tally tally = new Tally();
     long start = ticker.read();
     Retries retries = new Retries(resource);
     try {
@@ -415,6 +469,7 @@ final class QuorumRedlock implements Redlock {
       long nodeTimeoutNanos,
       Tally tally) {
     tally.reset();
+    tally.attempts++;
     QuorumLease lease = new QuorumLease(this, resource, newToken(), ttl, ticker.read());
     QuorumLease granted =
         new Attempt(quorum, safety, lease, ttl, nodeTimeoutNanos, tally)

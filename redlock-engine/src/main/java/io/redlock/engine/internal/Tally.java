@@ -50,6 +50,9 @@ final class Tally {
   /** Why the attempt failed, when fencing or quarantine decided it; null otherwise. */
   io.redlock.LockTimeoutException.Reason reason;
 
+  /** Attempts made so far by the call this tally serves; not reset between attempts. */
+  int attempts;
+
   void reset() {
     yes = 0;
     no = 0;
