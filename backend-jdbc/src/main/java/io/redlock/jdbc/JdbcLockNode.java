@@ -12,8 +12,6 @@ import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.LifoExecutor;
 import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
-import io.redlock.jdbc.internal.PgWireSettings;
-import io.redlock.jdbc.internal.PgWireTransport;
 import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
@@ -60,8 +58,8 @@ import org.slf4j.LoggerFactory;
  * <p>URLs may carry this library's options in their query, prefixed with {@code redlock.} and
  * removed before the URL reaches the driver: {@code redlock.table}, {@code redlock.createTable},
  * {@code redlock.poolSize}, {@code redlock.connectionTimeout}, {@code redlock.queryTimeout}, {@code
- * redlock.releaseNotifications}, {@code redlock.wireProtocol}. The same URLs work with {@link
- * io.redlock.spi.LockNodeProvider} lookup.
+ * redlock.releaseNotifications}. The same URLs work with {@link io.redlock.spi.LockNodeProvider}
+ * lookup.
  *
  * <p><b>Fencing.</b> Every key has a counter in the table's {@code fence} column that outlives the
  * lock: {@link #tryAcquireFenced} sets it to {@code max(counter + 1, server time in microseconds)}
@@ -91,12 +89,7 @@ import org.slf4j.LoggerFactory;
  * failed runs on its workers only until a call succeeds again, so a stall holds up each thread that
  * is awaiting the node at that moment once, not call after call. A read timeout costs that
  * connection, which the pool replaces. The JDBC driver itself is not bundled: add the one for your
- * database.
- *
- * <p>On PostgreSQL nodes built from a URL, the lock calls ({@code tryAcquire}, {@code release},
- * {@code extend}) go over PostgreSQL's wire protocol by default instead, without thread hand-offs
- * whenever a connection is idle, and fall back to JDBC where that transport cannot connect: see
- * {@link Builder#wireProtocol}.
+ * database. For PostgreSQL without a thread per call, see {@code redlock-backend-postgres}.
  */
 public final class JdbcLockNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(JdbcLockNode.class);
@@ -116,18 +109,12 @@ public final class JdbcLockNode implements LockNode {
 
   private final BooleanSupplier inlineAllowed = this::inlineAllowed;
 
-  /** The wire-protocol transport of the lock calls ({@code redlock.wireProtocol}); or null. */
-  private final PgWireTransport wire;
-
   private JdbcLockNode(
       String name,
       LockTable table,
       HikariDataSource ownedPool,
       int threads,
-      PgReleaseNotifications notifications,
-      PgWireSettings wireSettings,
-      boolean wireOptional,
-      TableName tableName) {
+      PgReleaseNotifications notifications) {
     this.name = name;
     this.notifications = notifications;
     this.capabilities =
@@ -145,18 +132,6 @@ public final class JdbcLockNode implements LockNode {
     // the worker that went idle last gets the next call, and keeps its warm connection; bounded
     // backlog: an overloaded node fails fast (a "no" vote) instead of piling up work
     this.executor = new LifoExecutor(threads, 1024, 30, TimeUnit.SECONDS, factory);
-    this.wire =
-        wireSettings == null
-            ? null
-            : new PgWireTransport(
-                name,
-                wireSettings,
-                table,
-                tableName,
-                threads,
-                executor,
-                this::evictIdleJdbc,
-                wireOptional);
   }
 
   /**
@@ -219,18 +194,12 @@ public final class JdbcLockNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    if (wire != null && wire.takesCalls()) {
-      return wire.acquire(key, kt[0], kt[1], checked);
-    }
     return submit(budget -> table.acquire(key, kt[0], kt[1], checked, budget));
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
-    if (wire != null && wire.takesCalls()) {
-      return wire.release(kt[0], kt[1]);
-    }
     // a release is run even when the engine stops waiting for it: see Reply.abandon
     return Reply.supplyAsyncOrInline(
         budget -> table.release(kt[0], kt[1], budget), inlineAllowed, executor, name, false);
@@ -240,9 +209,6 @@ public final class JdbcLockNode implements LockNode {
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    if (wire != null && wire.takesCalls()) {
-      return wire.extend(kt[0], kt[1], checked);
-    }
     return submit(budget -> table.extend(kt[0], kt[1], checked, budget));
   }
 
@@ -313,32 +279,6 @@ public final class JdbcLockNode implements LockNode {
     return stats != null && stats.getIdleConnections() > 0;
   }
 
-  /** Connections the wire-protocol transport has open now (0 without it); for tests. */
-  int wireConnections() {
-    return wire == null ? 0 : wire.openConnections();
-  }
-
-  /**
-   * Whether the lock calls go over the wire protocol now (for tests and diagnostics); with {@code
-   * redlock.wireProtocol=auto}, asking may start a connection attempt, as a call would.
-   */
-  boolean wireTakesCalls() {
-    return wire != null && wire.takesCalls();
-  }
-
-  /** Why the wire-protocol transport gave up, leaving the calls to JDBC, or null; for tests. */
-  String wireGaveUp() {
-    return wire == null ? null : wire.gaveUp();
-  }
-
-  /** Closes the idle JDBC connections: the wire transport found its own broken. */
-  private void evictIdleJdbc() {
-    HikariPoolMXBean stats = ownedPool == null ? null : ownedPool.getHikariPoolMXBean();
-    if (stats != null) {
-      stats.softEvictConnections();
-    }
-  }
-
   private void requireOpen() {
     if (closed.get()) {
       throw new IllegalStateException(name + " is closed");
@@ -362,9 +302,6 @@ public final class JdbcLockNode implements LockNode {
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
-    }
-    if (wire != null) {
-      wire.close();
     }
     executor.shutdown();
     try {
@@ -399,9 +336,6 @@ public final class JdbcLockNode implements LockNode {
     private Duration queryTimeout = Duration.ofSeconds(5);
     private boolean releaseNotifications;
 
-    /** {@code redlock.wireProtocol}: true, false, or null for auto. */
-    private Boolean wireProtocol;
-
     private Builder(String url, DataSource dataSource) {
       this.url = url;
       this.dataSource = dataSource;
@@ -424,13 +358,6 @@ public final class JdbcLockNode implements LockNode {
         }
         if (o.containsKey("queryTimeout")) {
           queryTimeout(JdbcOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
-        }
-        if (o.containsKey("wireProtocol")) {
-          String v = o.get("wireProtocol").strip();
-          this.wireProtocol =
-              v.equalsIgnoreCase("auto")
-                  ? null
-                  : JdbcOptions.parseBoolean("wireProtocol", v, "true, false or auto");
         }
         if (o.containsKey("releaseNotifications")) {
           releaseNotifications(
@@ -533,50 +460,9 @@ public final class JdbcLockNode implements LockNode {
     }
 
     /**
-     * PostgreSQL nodes built from a URL: whether {@code tryAcquire}, {@code release} and {@code
-     * extend} speak PostgreSQL's wire protocol on connections of their own instead of going through
-     * JDBC. JDBC cannot send a statement without waiting for its answer, so each JDBC call holds a
-     * thread (a worker's, or the engine's) for its round trip; over the wire protocol the call
-     * writes its statement when the engine starts it and the engine's thread reads the answer when
-     * it awaits it, as the Redis backend does. In a quorum with faster nodes this removes the
-     * thread hand-offs from the cycle (see the README's performance section).
-     *
-     * <p><b>Default ({@code redlock.wireProtocol=auto}, or this method never called):</b> on for a
-     * {@code jdbc:postgresql:} URL whose driver options the transport honours (below), off
-     * otherwise, with one INFO log line saying why. The calls go over JDBC until the transport's
-     * first connection has opened (it is opened in the background when the node is built, and tried
-     * again while calls come: 250 ms after a failure, then twice as long each time, up to 30 s). An
-     * error the server reports (a wrong password, an unknown database, a pooler's refusal) keeps
-     * them on JDBC until it is mended (one INFO line the first time); what the transport cannot do
-     * (an authentication method it does not speak, TLS the server refuses or a certificate it
-     * cannot check, no password to give) keeps them on JDBC for good (one INFO line). Once
-     * connected, the transport keeps the calls, and its failures are theirs, as with {@code true}.
-     * <b>{@code true}:</b> always on; a URL it cannot honour fails the build, and a failure to
-     * connect fails the calls. <b>{@code false}:</b> always JDBC.
-     *
-     * <p>Same statements, same table, same results as JDBC, and the table is still checked (or
-     * created) over JDBC, which also keeps serving fencing, status and the server's clock. The
-     * transport reads host, port, database, user, password (or {@code .pgpass}), {@code sslmode}
-     * (pgjdbc's meanings; certificates from {@code sslrootcert}), {@code currentSchema}, {@code
-     * options}, {@code ApplicationName} and the timeouts from the URL, and speaks SCRAM-SHA-256
-     * (the server's signature checked; without channel binding), MD5 and clear-text passwords. It
-     * cannot honour other driver options that would make its connections differ from pgjdbc's
-     * (client certificates, socket factories, several hosts, {@code channelBinding=require}), nor
-     * Kerberos/GSSAPI. Every wire connection runs with {@code statement_timeout} set to the query
-     * timeout; with {@code prepareThreshold=0} or {@code preferQueryMode=simple} (for
-     * transaction-pooling proxies) statements are parsed anew with each call. Up to {@link
-     * #poolSize} wire connections are open, besides the JDBC pool's (which then mostly keeps one
-     * idle connection). Not for a node on a caller's DataSource.
-     */
-    public Builder wireProtocol(boolean on) {
-      this.wireProtocol = on;
-      return this;
-    }
-
-    /**
-     * Builds the node. Nothing is waited for: the built-in pool (and the wire transport, if on)
-     * opens its first connection in the background, and the table is checked (or created) on first
-     * use, so a node that is down at start-up only fails its own calls.
+     * Builds the node. Nothing is waited for: the built-in pool opens its first connection in the
+     * background, and the table is checked (or created) on first use, so a node that is down at
+     * start-up only fails its own calls.
      *
      * @throws RedlockNonTransientException if no JDBC driver accepts the URL
      */
@@ -585,31 +471,11 @@ public final class JdbcLockNode implements LockNode {
         String n =
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
         LockTable t = new LockTable(dataSource, n, table, createTable, queryTimeout, null);
-        if (Boolean.TRUE.equals(wireProtocol)) {
-          throw new IllegalArgumentException(
-              "wireProtocol needs a jdbc:postgresql: URL to connect with; a node on a DataSource"
-                  + " runs its calls through the DataSource");
-        }
-        return new JdbcLockNode(n, t, null, poolSize, null, null, false, table);
+        return new JdbcLockNode(n, t, null, poolSize, null);
       }
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
       requireDriver(n, subprotocol, options.driverUrl());
-      PgWireSettings wireSettings = null;
-      if (Boolean.TRUE.equals(wireProtocol)) {
-        if (!subprotocol.equals("postgresql")) {
-          throw new IllegalArgumentException(
-              "redlock.wireProtocol is for PostgreSQL (jdbc:postgresql: URLs) only, not jdbc:"
-                  + subprotocol);
-        }
-        wireSettings = PgWireSettings.parse(options.driverUrl(), connectionTimeout, queryTimeout);
-      } else if (wireProtocol == null && subprotocol.equals("postgresql")) {
-        try {
-          wireSettings = PgWireSettings.parse(options.driverUrl(), connectionTimeout, queryTimeout);
-        } catch (IllegalArgumentException | LinkageError e) {
-          log.info("{}: the lock calls go over JDBC: {}", n, e.getMessage());
-        }
-      }
       HikariDataSource pool = new HikariDataSource(poolConfig(subprotocol));
       LockTable t =
           new LockTable(pool, n, table, createTable, queryTimeout, Dialect.forProduct(subprotocol));
@@ -620,8 +486,7 @@ public final class JdbcLockNode implements LockNode {
         t.notifyReleases();
         notifications = new PgReleaseNotifications(n, this::openListener, table);
       }
-      return new JdbcLockNode(
-          n, t, pool, poolSize, notifications, wireSettings, wireProtocol == null, table);
+      return new JdbcLockNode(n, t, pool, poolSize, notifications);
     }
 
     /**

@@ -26,7 +26,7 @@ class InlineCallsTest {
   private static String url(String database) {
     return switch (database) {
       // JDBC itself: by default the lock calls would move to the wire protocol
-      case "postgresql" -> TestDatabases.postgres().jdbcUrl() + "&redlock.wireProtocol=false";
+      case "postgresql" -> TestDatabases.postgres().jdbcUrl();
       case "mariadb" -> TestDatabases.mariadb().jdbcUrl();
       default -> throw new IllegalArgumentException(database);
     };

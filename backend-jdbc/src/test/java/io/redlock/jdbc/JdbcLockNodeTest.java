@@ -313,7 +313,7 @@ class JdbcLockNodeTest {
         "a statement stuck behind a row lock is cancelled on the server at the query timeout")
     void statementTimeout(String runner) throws Exception {
       // JDBC's own timeout and inline runner: by default the lock calls would go over the wire
-      String url = TestDatabases.postgres().jdbcUrl() + "&redlock.wireProtocol=false";
+      String url = TestDatabases.postgres().jdbcUrl();
       String table = TestDatabases.uniqueTable("slow");
       try (JdbcLockNode node =
               JdbcLockNode.builder(url)

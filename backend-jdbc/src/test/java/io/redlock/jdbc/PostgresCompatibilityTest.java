@@ -8,11 +8,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
-/**
- * Over JDBC ({@code redlock.wireProtocol=false}), with release notifications on, so that the kit's
- * R14 rules run too. {@link PostgresWireCompatibilityTest} runs it again over the wire protocol,
- * and {@link PostgresDefaultTransportCompatibilityTest} with the default.
- */
+/** With release notifications on, so that the kit's R14 rules run too. */
 @DisplayName("TCK on a real PostgreSQL server, JDBC")
 class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   private static String url;
@@ -23,14 +19,9 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
     url = TestDatabases.postgres().jdbcUrl();
   }
 
-  /** Options added to every node's URL: JDBC only here. */
-  String transportOptions() {
-    return "&redlock.wireProtocol=false";
-  }
-
   @Override
   protected LockNode createNode() {
-    return JdbcLockNode.builder(url + transportOptions())
+    return JdbcLockNode.builder(url)
         .table(TABLE)
         .createTable(true)
         .releaseNotifications(true)
@@ -49,8 +40,7 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
                 "jdbc:postgresql://127.0.0.1:"
                     + TestDatabases.closedPort()
                     + "/postgres?user=postgres&password="
-                    + PostgresServer.PASSWORD
-                    + transportOptions())
+                    + PostgresServer.PASSWORD)
             .table(TABLE)
             .build());
   }

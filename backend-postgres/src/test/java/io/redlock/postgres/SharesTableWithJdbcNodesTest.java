@@ -32,7 +32,7 @@ class SharesTableWithJdbcNodesTest {
   void open() {
     table = TestServers.uniqueTable("interop");
     jdbc =
-        JdbcLockNode.builder(TestServers.plain().jdbcUrl() + "&redlock.wireProtocol=false")
+        JdbcLockNode.builder(TestServers.plain().jdbcUrl())
             .table(table)
             .createTable(true)
             .releaseNotifications(true)

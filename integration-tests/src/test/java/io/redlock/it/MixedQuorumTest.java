@@ -30,8 +30,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The standard mixed demo through the public API only: a quorum of 3 Redis and 2 PostgreSQL nodes,
- * named by URI and opened through the backends' providers; the PostgreSQL nodes over JDBC, then
- * over the wire protocol ({@code redlock.wireProtocol=true}).
+ * named by URI and opened through the backends' providers; the PostgreSQL nodes over JDBC ({@code
+ * jdbc:postgresql://}), then on the reactive backend ({@code postgresql://}).
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 @DisplayName("Redlock on 3 Redis + 2 PostgreSQL nodes")
@@ -40,19 +40,22 @@ class MixedQuorumTest {
   private static final int THREADS = 4;
   private static final int INCREMENTS_PER_THREAD = 10;
 
-  @ParameterizedTest(name = "PostgreSQL over the wire protocol: {0}")
+  @ParameterizedTest(name = "PostgreSQL on the reactive backend: {0}")
   @ValueSource(booleans = {false, true})
   @DisplayName(
       "contention keeps an exact count, survives a PostgreSQL node stopping, and with 2 Redis"
           + " nodes down no lock can be had and nothing leaks")
-  void mixedQuorum(boolean wireProtocol) throws Exception {
+  void mixedQuorum(boolean reactive) throws Exception {
     try (RedisServers redis = RedisServers.start(3, RedisServer.builder().faultInjection());
         PostgresServer pg1 = PostgresServer.startLocal();
         PostgresServer pg2 = PostgresServer.startLocal()) {
       List<String> uris = new ArrayList<>(redis.uris());
-      String options = "&redlock.createTable=true&redlock.wireProtocol=" + wireProtocol;
-      uris.add(pg1.jdbcUrl() + options);
-      uris.add(pg2.jdbcUrl() + options);
+      for (PostgresServer pg : List.of(pg1, pg2)) {
+        uris.add(
+            reactive
+                ? pg.uri() + "&redlock.createTable=true"
+                : pg.jdbcUrl() + "&redlock.createTable=true");
+      }
       try (Redlock redlock =
           Redlock.builder()
               .nodeUris(uris)

@@ -22,25 +22,25 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A PostgreSQL node that stalls (a frozen network path: no answer, no error) must not hold up
  * acquisitions on the healthy majority beyond the per-node timeout, even though the engine's own
  * thread may run a JDBC node's statements: at most once (a pool validation of an idle connection)
- * before the node falls back to its workers. Over the wire protocol too, where a stalled call's
- * connection is held by its late reader until the socket timeout.
+ * before the node falls back to its workers. On the reactive backend too ({@code postgresql://}),
+ * where a stalled call's connection is given up on only after the query timeout.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @DisplayName("A stalled PostgreSQL node among healthy Redis nodes")
 class StalledJdbcNodeTest {
 
-  @ParameterizedTest(name = "redlock.wireProtocol={0}")
+  @ParameterizedTest(name = "reactive backend: {0}")
   @ValueSource(booleans = {false, true})
   @DisplayName("holds up at most one acquisition, by at most a pool validation; the rest are fast")
-  void stalledNodeDoesNotHoldUpTheEngine(boolean wireProtocol) throws Exception {
+  void stalledNodeDoesNotHoldUpTheEngine(boolean reactive) throws Exception {
     try (RedisServers redis = RedisServers.start(2, RedisServer.builder());
         PostgresServer pg = PostgresServer.startLocal()) {
       URI direct = URI.create(pg.jdbcUrl().substring("jdbc:".length()));
       try (FreezableProxy proxy = new FreezableProxy(direct.getHost(), direct.getPort())) {
         String viaProxy =
-            pg.jdbcUrl().replace(":" + direct.getPort() + "/", ":" + proxy.port() + "/")
-                + "&redlock.createTable=true&redlock.wireProtocol="
-                + wireProtocol;
+            (reactive ? pg.uri() : pg.jdbcUrl())
+                    .replace(":" + direct.getPort() + "/", ":" + proxy.port() + "/")
+                + "&redlock.createTable=true";
         List<String> uris = new ArrayList<>(redis.uris());
         uris.add(viaProxy);
         try (Redlock redlock =

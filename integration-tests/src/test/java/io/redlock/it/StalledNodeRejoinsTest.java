@@ -56,7 +56,7 @@ class StalledNodeRejoinsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"redis", "postgresql-jdbc", "postgresql-wire", "mariadb", "mongodb"})
+  @ValueSource(strings = {"redis", "postgresql-jdbc", "postgresql-reactive", "mariadb", "mongodb"})
   @DisplayName("answers every call again within a moment of the thaw, and its health says so")
   void rejoins(String backend) throws Exception {
     try (RedisServers redis = RedisServers.start(2, RedisServer.builder());
@@ -161,13 +161,12 @@ class StalledNodeRejoinsTest {
           return frozen(server.uri(), server::pause, server::resume, server);
         }
       case "postgresql-jdbc":
-      case "postgresql-wire":
+      case "postgresql-reactive":
         {
           PostgresServer server = PostgresServer.startLocal();
           String uri =
-              server.jdbcUrl()
-                  + "&redlock.createTable=true&redlock.wireProtocol="
-                  + backend.endsWith("wire");
+              (backend.endsWith("reactive") ? server.uri() : server.jdbcUrl())
+                  + "&redlock.createTable=true";
           return frozen(uri, server::pause, server::resume, server);
         }
       case "mariadb":

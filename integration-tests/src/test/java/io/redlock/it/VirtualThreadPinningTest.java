@@ -43,7 +43,7 @@ class VirtualThreadPinningTest {
     try (RedisServers redis = RedisServers.start(3);
         PostgresServer pg = PostgresServer.startLocal()) {
       List<String> uris = new ArrayList<>(redis.uris());
-      uris.add(pg.jdbcUrl() + "&redlock.createTable=true&redlock.wireProtocol=false");
+      uris.add(pg.jdbcUrl() + "&redlock.createTable=true");
       Path recording = dir.resolve("pinning.jfr");
       List<String> command = new ArrayList<>();
       command.add(java.get().toString());

@@ -29,8 +29,7 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
           "poolSize",
           "connectionTimeout",
           "queryTimeout",
-          "releaseNotifications",
-          "wireProtocol");
+          "releaseNotifications");
 
   private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m)?");
 
@@ -51,6 +50,14 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
       String name = eq < 0 ? pair : pair.substring(0, eq);
       if (name.startsWith(PREFIX)) {
         String option = name.substring(PREFIX.length());
+        if (option.equals("wireProtocol")) {
+          throw new IllegalArgumentException(
+              "the option '"
+                  + name
+                  + "' is gone: for PostgreSQL without a thread per call, use the module"
+                  + " io.redlock:redlock-backend-postgres with a postgresql:// URI; remove the option"
+                  + " to stay on JDBC");
+        }
         if (!KNOWN.contains(option)) {
           throw new IllegalArgumentException(
               "unknown option '"
