@@ -79,10 +79,33 @@ public final class Binaries {
    */
   public static Path scratchDir(String prefix) {
     try {
-      Path base = Path.of("target", "servers").toAbsolutePath();
+      Path base =
+          Path.of(System.getProperty(SCRATCH_BASE_PROPERTY, "target/servers")).toAbsolutePath();
       Files.createDirectories(base);
       Path dir = Files.createTempDirectory(base, prefix + "-");
       SCRATCH.add(dir);
+      return dir;
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * System property: the folder the servers' scratch folders go in (default {@code
+   * target/servers}), e.g. to test from a long path.
+   */
+  public static final String SCRATCH_BASE_PROPERTY = "redlock.test.scratchBase";
+
+  /**
+   * A short folder under the system's temp folder for a server's Unix socket: a socket's path is
+   * limited to 107 bytes, and a scratch folder under a long checkout path passes that. Deleted when
+   * the JVM exits.
+   */
+  static Path socketDir(String prefix) {
+    try {
+      Path dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), prefix);
+      SCRATCH.add(dir);
+      UNTIL_EXIT.add(dir);
       return dir;
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);

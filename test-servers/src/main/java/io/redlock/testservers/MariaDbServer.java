@@ -102,7 +102,8 @@ public final class MariaDbServer extends LocalSqlServer {
             "--datadir=" + data,
             "--port=" + port,
             "--bind-address=127.0.0.1",
-            "--socket=" + base.resolve("sock"),
+            // a short path: a Unix socket's is limited to 107 bytes (a long checkout passes that)
+            "--socket=" + Binaries.socketDir("rl-mdb-").resolve("sock"),
             "--pid-file=" + base.resolve("mariadbd.pid"),
             "--skip-log-bin",
             "--skip-name-resolve",

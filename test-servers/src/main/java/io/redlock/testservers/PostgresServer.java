@@ -200,8 +200,10 @@ public final class PostgresServer extends LocalSqlServer {
             data.toString(),
             "-p",
             Integer.toString(port),
+            // no Unix socket: its path under a long checkout would pass the 107-byte limit, and the
+            // tests connect over TCP
             "-k",
-            base.toString(),
+            "",
             "-c",
             "listen_addresses=127.0.0.1",
             "-c",
@@ -321,6 +323,33 @@ public final class PostgresServer extends LocalSqlServer {
   /** The JDBC URL, with user and password in its query. */
   public String jdbcUrl() {
     return jdbcUrl;
+  }
+
+  /**
+   * The same server as a libpq URI for {@code redlock-backend-postgres}: {@code
+   * postgresql://user:password@host:port/db?sslmode=disable}, from {@link #jdbcUrl()}.
+   */
+  public String uri() {
+    java.net.URI u = java.net.URI.create(jdbcUrl.substring("jdbc:".length()));
+    String user = USER;
+    String password = PASSWORD;
+    for (String pair : u.getRawQuery() == null ? new String[0] : u.getRawQuery().split("&")) {
+      if (pair.startsWith("user=")) {
+        user = pair.substring("user=".length());
+      } else if (pair.startsWith("password=")) {
+        password = pair.substring("password=".length());
+      }
+    }
+    return "postgresql://"
+        + user
+        + ":"
+        + password
+        + "@"
+        + u.getHost()
+        + ":"
+        + u.getPort()
+        + u.getRawPath()
+        + "?sslmode=disable";
   }
 
   /** Stops a local server cleanly ("fast" shutdown: clients are disconnected). */
