@@ -27,7 +27,10 @@ public final class LockNodeArguments {
     return token;
   }
 
-  /** Rejects a null, zero, negative or too-fine TTL, returning it in whole precision steps. */
+  /**
+   * Rejects a null, zero, negative or too-fine TTL (below {@link NodeCapabilities#ttlPrecision()}),
+   * and returns it unchanged. Rounding is the store's: up to its precision, never down.
+   */
   public static Duration requireTtl(Duration ttl, NodeCapabilities capabilities) {
     if (ttl == null) {
       throw new IllegalArgumentException("ttl must not be null");

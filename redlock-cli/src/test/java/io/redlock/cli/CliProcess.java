@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.cli.plugin.NoCapabilitiesProvider;
 import io.redlock.spi.LockNodeProvider;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -46,18 +46,16 @@ final class CliProcess implements AutoCloseable {
     return jar;
   }
 
-  /** Starts {@code redlock ARGS} in {@code dir} with {@code env} added to a clean environment. */
-  static CliProcess start(Path dir, Map<String, String> env, String... args) {
-    return start(dir, env, null, args);
-  }
-
   /**
-   * Like {@link #start(Path, Map, String...)}, with a third party's backend on the class path: the
-   * {@code nocaps:} scheme of {@link NoCapabilitiesProvider}, which wraps any node URI and declares
-   * neither fencing counters nor status reports. Run as {@code java -cp redlock.jar:PLUGIN Main}.
+   * Like {@link #start(Path, Map, String...)}, with a third party's backend added the documented
+   * way, on {@code REDLOCK_CLASSPATH}: the {@code nocaps:} scheme of {@link
+   * NoCapabilitiesProvider}, which wraps any node URI and declares neither fencing counters nor
+   * status reports.
    */
   static CliProcess startWithPlugin(Path dir, Map<String, String> env, String... args) {
-    return start(dir, env, plugin(dir), args);
+    Map<String, String> withPlugin = new HashMap<>(env);
+    withPlugin.put("REDLOCK_CLASSPATH", plugin(dir).toString());
+    return start(dir, withPlugin, args);
   }
 
   /**
@@ -94,19 +92,14 @@ final class CliProcess implements AutoCloseable {
     }
   }
 
-  private static CliProcess start(Path dir, Map<String, String> env, Path plugin, String... args) {
+  /** Starts {@code redlock ARGS} in {@code dir} with {@code env} added to a clean environment. */
+  static CliProcess start(Path dir, Map<String, String> env, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
-    if (plugin == null) {
-      command.add("-jar");
-      command.add(jar().toString());
-    } else {
-      command.add("-cp");
-      command.add(jar() + File.pathSeparator + plugin);
-      command.add("io.redlock.cli.Main");
-    }
+    command.add("-jar");
+    command.add(jar().toString());
     command.addAll(List.of(args));
     int n = COUNTER.incrementAndGet();
     Path out = dir.resolve("redlock-" + n + ".out");
@@ -114,6 +107,7 @@ final class CliProcess implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile());
     pb.environment().remove("REDLOCK_NODES");
     pb.environment().remove("REDLOCK_CONFIG");
+    pb.environment().remove("REDLOCK_CLASSPATH");
     pb.environment().putAll(env);
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     pb.redirectOutput(out.toFile());

@@ -241,7 +241,9 @@ final class MariaDbDialect extends Dialect {
               "the server reports no Uptime in " + statusTable + " (performance_schema off?)");
         }
         long started = rs.getLong(1);
-        long uptimeSeconds = Math.max(0, rs.getLong(2));
+        // Uptime is now minus the start time, both in whole seconds: up to a second more than the
+        // truth. Take the second off, so that it is rounded down, never up (restart quarantine).
+        long uptimeSeconds = Math.max(0, rs.getLong(2) - 1);
         String flush = rs.getString(4);
         String engine = rs.getString(7);
         List<String> problems = new ArrayList<>();

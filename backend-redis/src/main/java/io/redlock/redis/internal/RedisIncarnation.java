@@ -30,9 +30,11 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * connections open across server restarts would hide restarts.
  *
  * <p>The uptime is extrapolated from the observation with this JVM's monotonic clock and never
- * overstates: Redis rounds {@code uptime_in_seconds} down, and the reply is read after the server
- * wrote it. Durable means {@code aof_enabled:1} with {@code appendfsync always}; if {@code CONFIG
- * GET} is not permitted the fsync policy is unknown and the node counts as not durable.
+ * overstates: Redis computes {@code uptime_in_seconds} as the difference of two whole-second clock
+ * readings, up to a second more than the truth, so a second is taken off; and the reply is read
+ * after the server wrote it. Durable means {@code aof_enabled:1} with {@code appendfsync always};
+ * if {@code CONFIG GET} is not permitted the fsync policy is unknown and the node counts as not
+ * durable.
  *
  * <p>Thread-safe.
  */
@@ -141,7 +143,7 @@ final class RedisIncarnation {
     }
     long upNanos;
     try {
-      upNanos = Math.multiplyExact(Long.parseLong(uptime.trim()), 1_000_000_000L);
+      upNanos = Math.multiplyExact(Math.max(0, Long.parseLong(uptime.trim()) - 1), 1_000_000_000L);
     } catch (NumberFormatException | ArithmeticException e) {
       throw new IllegalStateException("INFO gave an unreadable uptime_in_seconds: " + uptime, e);
     }

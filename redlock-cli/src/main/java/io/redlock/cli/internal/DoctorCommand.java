@@ -41,6 +41,8 @@ import picocli.CommandLine.Option;
           + " n/a for nodes whose backend does not read the store's clock. Redlock needs only"
           + " clock rates to agree, but an offset above 1 s means the store's clock is not"
           + " synchronised with this machine's, and the verdict warns.",
+      "Lists every backend with the jar or folder it was loaded from (third-party ones come"
+          + " from REDLOCK_CLASSPATH).",
       "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
           + " reachable (or, with --quarantine, may vote), 78 if the timing does not fit, 64 if"
           + " --quarantine is given and a node cannot report its status."
@@ -115,6 +117,9 @@ final class DoctorCommand implements Callable<Integer> {
    * @param notAvailable the node fields that are null for at least one reachable node because its
    *     backend does not declare the capability they come from (status report, clock reads)
    * @param notAvailableReason what {@code notAvailable} means
+   * @param backends every backend found (built in, or from {@code REDLOCK_CLASSPATH}) and the jar
+   *     or folder it was loaded from
+   * @param backendProblems providers that could not be loaded, and schemes claimed twice
    */
   record Report(
       Settings settings,
@@ -122,7 +127,9 @@ final class DoctorCommand implements Callable<Integer> {
       String verdict,
       List<Verdict.Finding> findings,
       List<String> notAvailable,
-      String notAvailableReason) {}
+      String notAvailableReason,
+      List<Plugins.Backend> backends,
+      List<String> backendProblems) {}
 
   @Override
   public Integer call() throws Exception {
@@ -202,7 +209,9 @@ final class DoctorCommand implements Callable<Integer> {
                 + String.join(", ", STATUS_FIELDS)
                 + " need capabilities().status(), "
                 + String.join(", ", CLOCK_FIELDS)
-                + " need capabilities().clock()");
+                + " need capabilities().clock()",
+            Plugins.describe(backends),
+            backends.problems());
     if (json) {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       out.println(mapper.writeValueAsString(report));
@@ -401,6 +410,14 @@ final class DoctorCommand implements Callable<Integer> {
       for (String a : r.anomalies()) {
         out.println("  " + r.node() + ": ANOMALY: " + a);
       }
+    }
+    out.println();
+    out.println("Backends (" + Plugins.ENV + " adds more):");
+    for (Plugins.Backend b : report.backends()) {
+      out.println("  " + String.join(", ", b.schemes()) + ": loaded from " + b.loadedFrom());
+    }
+    for (String problem : report.backendProblems()) {
+      out.println("  PROBLEM: " + problem);
     }
     out.println();
     out.println("Verdict: " + report.verdict());

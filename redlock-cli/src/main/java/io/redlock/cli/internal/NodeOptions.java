@@ -386,6 +386,10 @@ final class NodeOptions {
   }
 
   static String withSource(String message, Selection selection) {
-    return message + " [nodes from " + selection.source() + "]";
+    String hint =
+        message != null && message.contains("no backend for scheme")
+            ? " (the tool adds third-party backends from " + Plugins.ENV + ")"
+            : "";
+    return message + hint + " [nodes from " + selection.source() + "]";
   }
 }

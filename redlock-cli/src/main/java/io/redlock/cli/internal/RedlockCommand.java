@@ -47,8 +47,25 @@ public final class RedlockCommand implements Runnable {
         spec.commandLine(), "missing subcommand: exec, doctor or bench (see redlock --help)");
   }
 
-  /** Runs the tool with {@code args} and returns the exit code (does not exit). */
+  /**
+   * Runs the tool with {@code args} and returns the exit code (does not exit). Backends on {@value
+   * Plugins#ENV} are found through the context class loader while it runs.
+   */
   public static int run(String... args) {
+    Thread thread = Thread.currentThread();
+    ClassLoader previous = thread.getContextClassLoader();
+    try {
+      thread.setContextClassLoader(
+          Plugins.loader(System.getenv(Plugins.ENV), RedlockCommand.class.getClassLoader()));
+      return execute(args);
+    } catch (CliException e) {
+      return failure(e, new PrintWriter(System.err, true));
+    } finally {
+      thread.setContextClassLoader(previous);
+    }
+  }
+
+  private static int execute(String... args) {
     CommandLine cmd = new CommandLine(new RedlockCommand());
     cmd.getSubcommands().get("exec").setStopAtPositional(true);
     Map<String, String> codes = table(ExitCodes.HELP);
@@ -84,6 +101,11 @@ public final class RedlockCommand implements Runnable {
     "REDLOCK_CONFIG:a properties file with nodes= (and node-timeout=, drift-factor=)",
     "XDG_DATA_HOME:where the zero-setup SQLite files go: $XDG_DATA_HOME/redlock"
         + " (default ~/.local/share/redlock)",
+    Plugins.ENV
+        + ":third-party backends: jars or class folders, separated by '"
+        + java.io.File.pathSeparator
+        + "' ('dir/*': every jar in dir), each registering an io.redlock.spi.LockNodeProvider in"
+        + " META-INF/services; 'redlock doctor' lists where each backend was loaded from",
   };
 
   private static final String ENVIRONMENT_SECTION = "redlockEnvironment";

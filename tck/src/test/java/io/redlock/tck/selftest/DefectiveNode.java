@@ -8,6 +8,7 @@ import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
 import io.redlock.tck.KeyInspector;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Map;
@@ -44,7 +45,7 @@ final class DefectiveNode implements LockNode {
     CASE_INSENSITIVE_KEYS,
     /** The fencing counter is kept with the key and lost when it is released or expires. */
     FENCE_LOST_WITH_KEY,
-    /** The fencing counter is read, then written, outside the insert's atomic step. */
+    /** The fencing counter is read, then written, by a second command after the insert. */
     NON_ATOMIC_FENCE,
     /** raiseFence raises the counter whoever asks, even for a released or expired key. */
     RAISE_IGNORES_TOKEN,
@@ -53,7 +54,25 @@ final class DefectiveNode implements LockNode {
     /** serverTime() reads microseconds since 1970 as milliseconds: a thousand times too late. */
     CLOCK_IN_WRONG_UNITS,
     /** serverTime() answers the first time each client read, forever. */
-    CACHED_CLOCK
+    CACHED_CLOCK,
+    /** release reads the key (live, this token), then deletes by key alone: a round trip apart. */
+    NON_ATOMIC_RELEASE,
+    /** extend reads the key (live, this token), then rewrites it: a round trip apart. */
+    NON_ATOMIC_EXTEND,
+    /** Keys are cut to 64 characters, like a {@code varchar(64)} column. */
+    KEYS_TRUNCATED_TO_64,
+    /** Keys are cut to 255 characters, like a {@code varchar(255)} column. */
+    KEYS_TRUNCATED_TO_255,
+    /** Keys are stored by their {@code String.hashCode()}, like an advisory-lock id. */
+    KEYS_HASHED_TO_32_BITS,
+    /** Keys end 100 ms before their TTL. */
+    EXPIRES_EARLY,
+    /** A fenced acquisition of an expired key starts its counter again from the clock. */
+    FENCE_LOST_ON_EXPIRY,
+    /** A plain tryAcquire drops the key's counter (an upsert that writes the whole row). */
+    FENCE_RESET_BY_PLAIN_ACQUIRE,
+    /** status() rounds the uptime up to whole seconds. */
+    UPTIME_ROUNDED_UP
   }
 
   /** The shared store: one per kit, many clients. */
@@ -65,7 +84,6 @@ final class DefectiveNode implements LockNode {
     private final Set<Defect> defects;
     private volatile String incarnation = UUID.randomUUID().toString();
     private volatile long startedAtNanos = System.nanoTime();
-    private volatile long fenceFloor;
 
     Store(Set<Defect> defects) {
       this.defects = defects.isEmpty() ? EnumSet.noneOf(Defect.class) : EnumSet.copyOf(defects);
@@ -87,13 +105,38 @@ final class DefectiveNode implements LockNode {
     synchronized void restart() {
       keys.clear();
       fences.clear();
-      fenceFloor = Math.max(fenceFloor, System.currentTimeMillis() * 1000L);
       incarnation = UUID.randomUUID().toString();
       startedAtNanos = System.nanoTime();
     }
 
     private String stored(String key) {
-      return defects.contains(Defect.CASE_INSENSITIVE_KEYS) ? key.toLowerCase(Locale.ROOT) : key;
+      if (defects.contains(Defect.CASE_INSENSITIVE_KEYS)) {
+        return key.toLowerCase(Locale.ROOT);
+      }
+      if (defects.contains(Defect.KEYS_TRUNCATED_TO_64)) {
+        return key.substring(0, Math.min(key.length(), 64));
+      }
+      if (defects.contains(Defect.KEYS_TRUNCATED_TO_255)) {
+        return key.substring(0, Math.min(key.length(), 255));
+      }
+      return defects.contains(Defect.KEYS_HASHED_TO_32_BITS) ? "#" + key.hashCode() : key;
+    }
+
+    /**
+     * The counter after {@code counter}, as the SPI recommends: {@code max(counter + 1, time in
+     * µs)}. The clock alone makes most counter defects invisible until a counter is raised past it.
+     */
+    private static long next(Long counter) {
+      Instant now = Instant.now();
+      long micros =
+          Math.addExact(
+              Math.multiplyExact(now.getEpochSecond(), 1_000_000L), now.getNano() / 1_000);
+      return Math.max(counter == null ? 0 : counter + 1, micros);
+    }
+
+    private long expiry(long now, Duration ttl) {
+      long early = defects.contains(Defect.EXPIRES_EARLY) ? Duration.ofMillis(100).toNanos() : 0;
+      return now + ttl.toNanos() - early;
     }
 
     private boolean expired(Entry e, long now) {
@@ -170,7 +213,7 @@ final class DefectiveNode implements LockNode {
     }
     String k = store.stored(key);
     long now = System.nanoTime();
-    Store.Entry mine = new Store.Entry(token, now + ttl.toNanos());
+    Store.Entry mine = new Store.Entry(token, store.expiry(now, ttl));
     if (has(Defect.NON_ATOMIC_ACQUIRE)) {
       Store.Entry seen = store.keys.get(k);
       if (seen != null && !store.expired(seen, now)) {
@@ -181,7 +224,17 @@ final class DefectiveNode implements LockNode {
       return Reply.of(AcquireResult.ACQUIRED);
     }
     Store.Entry after =
-        store.keys.compute(k, (x, e) -> e == null || store.expired(e, now) ? mine : e);
+        store.keys.compute(
+            k,
+            (x, e) -> {
+              if (e != null && !store.expired(e, now)) {
+                return e;
+              }
+              if (has(Defect.FENCE_RESET_BY_PLAIN_ACQUIRE)) {
+                store.fences.remove(x); // the upsert writes the whole row
+              }
+              return mine;
+            });
     return Reply.of(AcquireResult.of(after == mine));
   }
 
@@ -197,6 +250,15 @@ final class DefectiveNode implements LockNode {
       return rejected.get();
     }
     long now = System.nanoTime();
+    if (has(Defect.NON_ATOMIC_RELEASE)) {
+      Store.Entry seen = store.keys.get(store.stored(key));
+      if (seen == null || store.expired(seen, now) || !seen.token().equals(token)) {
+        return Reply.of(false);
+      }
+      roundTrip();
+      store.keys.remove(store.stored(key));
+      return Reply.of(true);
+    }
     boolean[] deleted = {false};
     store.keys.computeIfPresent(
         store.stored(key),
@@ -229,6 +291,16 @@ final class DefectiveNode implements LockNode {
       return rejected.get();
     }
     long now = System.nanoTime();
+    if (has(Defect.NON_ATOMIC_EXTEND)) {
+      Store.Entry seen = store.keys.get(store.stored(key));
+      if (seen == null || store.expired(seen, now) || !seen.token().equals(token)) {
+        return Reply.of(false);
+      }
+      roundTrip();
+      store.keys.put(
+          store.stored(key), new Store.Entry(token, store.expiry(System.nanoTime(), ttl)));
+      return Reply.of(true);
+    }
     boolean[] extended = {false};
     store.keys.computeIfPresent(
         store.stored(key),
@@ -236,7 +308,7 @@ final class DefectiveNode implements LockNode {
           boolean live = has(Defect.EXTEND_IGNORES_EXPIRY) || !store.expired(e, now);
           if (live && e.token().equals(token)) {
             extended[0] = true;
-            return new Store.Entry(token, now + ttl.toNanos());
+            return new Store.Entry(token, store.expiry(now, ttl));
           }
           return e;
         });
@@ -257,7 +329,7 @@ final class DefectiveNode implements LockNode {
     }
     String k = store.stored(key);
     long now = System.nanoTime();
-    Store.Entry mine = new Store.Entry(token, now + ttl.toNanos());
+    Store.Entry mine = new Store.Entry(token, store.expiry(now, ttl));
     long[] fence = {0};
     store.keys.compute(
         k,
@@ -265,13 +337,12 @@ final class DefectiveNode implements LockNode {
           if (e != null && !store.expired(e, now)) {
             return e;
           }
-          if (has(Defect.FENCE_LOST_WITH_KEY)) {
+          if (has(Defect.FENCE_LOST_WITH_KEY) || (e != null && has(Defect.FENCE_LOST_ON_EXPIRY))) {
             store.fences.remove(x);
           }
           if (!has(Defect.NON_ATOMIC_FENCE)) {
-            long next = Math.max(store.fences.getOrDefault(x, 0L), store.fenceFloor) + 1;
-            store.fences.put(x, next);
-            fence[0] = next;
+            fence[0] = Store.next(store.fences.get(x));
+            store.fences.put(x, fence[0]);
           } else {
             fence[0] = -1; // counted below, outside the key's lock
           }
@@ -281,12 +352,12 @@ final class DefectiveNode implements LockNode {
       return Reply.of(AcquireResult.HELD);
     }
     if (fence[0] < 0) {
-      long read = Math.max(store.fences.getOrDefault(k, 0L), store.fenceFloor);
+      Long read = store.fences.get(k);
       // Longer than the key's TTL in R12.9: another acquisition of the expired key reads the same
       // value meanwhile.
       sleepMillis(10);
-      store.fences.put(k, read + 1);
-      fence[0] = read + 1;
+      fence[0] = Store.next(read);
+      store.fences.put(k, fence[0]);
     }
     return Reply.of(AcquireResult.acquired(fence[0]));
   }
@@ -348,11 +419,12 @@ final class DefectiveNode implements LockNode {
   }
 
   private NodeStatus currentStatus(long now) {
+    long up = Math.max(0, now - store.startedAtNanos);
+    if (has(Defect.UPTIME_ROUNDED_UP)) {
+      up = (up / 1_000_000_000L + 1) * 1_000_000_000L;
+    }
     return new NodeStatus(
-        store.incarnation,
-        Duration.ofNanos(Math.max(0, now - store.startedAtNanos)),
-        false,
-        Map.of("store", "defective in-memory"));
+        store.incarnation, Duration.ofNanos(up), false, Map.of("store", "defective in-memory"));
   }
 
   /** Checks the arguments, by throwing (correct) or by failing the reply (defect). */
@@ -374,6 +446,11 @@ final class DefectiveNode implements LockNode {
 
   private static void pause() {
     sleepMillis(1);
+  }
+
+  /** The time between two statements of a non-atomic operation on a remote store. */
+  private static void roundTrip() {
+    sleepMillis(5);
   }
 
   private static void sleepMillis(long millis) {

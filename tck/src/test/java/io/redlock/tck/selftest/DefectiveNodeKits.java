@@ -1,6 +1,7 @@
 package io.redlock.tck.selftest;
 
 import io.redlock.spi.LockNode;
+import io.redlock.tck.InMemoryLockNode;
 import io.redlock.tck.KeyInspector;
 import io.redlock.tck.LockNodeCompatibilityKit;
 import io.redlock.tck.selftest.DefectiveNode.Defect;
@@ -22,15 +23,77 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class DefectiveNodeKits {
   private DefectiveNodeKits() {}
 
-  /** Declares release notifications and never sends one. */
-  static class SilentReleaseNotifications extends LockNodeCompatibilityKit {
-    private final io.redlock.tck.InMemoryLockNode store =
-        new io.redlock.tck.InMemoryLockNode("memory:silent");
+  /** A kit whose nodes are clients of one in-memory store with the given flaw. */
+  abstract static class FlawedClientKit extends LockNodeCompatibilityKit {
+    private final InMemoryLockNode store = new InMemoryLockNode("memory:flawed");
+    private final AtomicInteger clients = new AtomicInteger();
+    private final SharedStoreClient.Flaw flaw;
+
+    FlawedClientKit(SharedStoreClient.Flaw flaw) {
+      this.flaw = flaw;
+    }
+
+    @Override
+    protected LockNode createNode() {
+      return new SharedStoreClient(store, "memory:flawed#" + clients.incrementAndGet(), flaw);
+    }
+  }
+
+  static final class SilentReleaseNotifications extends FlawedClientKit {
+    SilentReleaseNotifications() {
+      super(SharedStoreClient.Flaw.SILENT_RELEASE_NOTIFICATIONS);
+    }
+  }
+
+  static final class ZeroTimeoutRejected extends FlawedClientKit {
+    ZeroTimeoutRejected() {
+      super(SharedStoreClient.Flaw.ZERO_TIMEOUT_REJECTED);
+    }
+  }
+
+  static final class AbandonNeverEnds extends FlawedClientKit {
+    AbandonNeverEnds() {
+      super(SharedStoreClient.Flaw.ABANDON_NEVER_ENDS);
+    }
+
+    @Override
+    protected Duration replyTimeout() {
+      return Duration.ofSeconds(
+          2); // keeps the self-test short; the missing end is seen all the same
+    }
+  }
+
+  static final class AbandonEndsTwice extends FlawedClientKit {
+    AbandonEndsTwice() {
+      super(SharedStoreClient.Flaw.ABANDON_ENDS_TWICE);
+    }
+  }
+
+  static final class AbandonRunsDroppedCall extends FlawedClientKit {
+    AbandonRunsDroppedCall() {
+      super(SharedStoreClient.Flaw.ABANDON_RUNS_DROPPED_CALL);
+    }
+  }
+
+  /** The correct node on a store with a 1-second clock: it must pass. */
+  static final class CoarseClock extends LockNodeCompatibilityKit {
+    private final CoarseClockNode.Store store = new CoarseClockNode.Store();
     private final AtomicInteger clients = new AtomicInteger();
 
     @Override
     protected LockNode createNode() {
-      return new SharedStoreClient(store, "memory:silent#" + clients.incrementAndGet(), true);
+      return new CoarseClockNode(store, clients.incrementAndGet());
+    }
+
+    @Override
+    protected Optional<KeyInspector> keyInspector() {
+      return Optional.of(store.inspector());
+    }
+
+    @Override
+    protected boolean restartStore() {
+      store.restart();
+      return true;
     }
   }
 
@@ -144,6 +207,60 @@ final class DefectiveNodeKits {
   static final class CachedClock extends DefectiveKit {
     CachedClock() {
       super(EnumSet.of(Defect.CACHED_CLOCK));
+    }
+  }
+
+  static final class NonAtomicRelease extends DefectiveKit {
+    NonAtomicRelease() {
+      super(EnumSet.of(Defect.NON_ATOMIC_RELEASE));
+    }
+  }
+
+  static final class NonAtomicExtend extends DefectiveKit {
+    NonAtomicExtend() {
+      super(EnumSet.of(Defect.NON_ATOMIC_EXTEND));
+    }
+  }
+
+  static final class KeysTruncatedTo64 extends DefectiveKit {
+    KeysTruncatedTo64() {
+      super(EnumSet.of(Defect.KEYS_TRUNCATED_TO_64));
+    }
+  }
+
+  static final class KeysTruncatedTo255 extends DefectiveKit {
+    KeysTruncatedTo255() {
+      super(EnumSet.of(Defect.KEYS_TRUNCATED_TO_255));
+    }
+  }
+
+  static final class KeysHashedTo32Bits extends DefectiveKit {
+    KeysHashedTo32Bits() {
+      super(EnumSet.of(Defect.KEYS_HASHED_TO_32_BITS));
+    }
+  }
+
+  static final class ExpiresEarly extends DefectiveKit {
+    ExpiresEarly() {
+      super(EnumSet.of(Defect.EXPIRES_EARLY));
+    }
+  }
+
+  static final class FenceLostOnExpiry extends DefectiveKit {
+    FenceLostOnExpiry() {
+      super(EnumSet.of(Defect.FENCE_LOST_ON_EXPIRY));
+    }
+  }
+
+  static final class FenceResetByPlainAcquire extends DefectiveKit {
+    FenceResetByPlainAcquire() {
+      super(EnumSet.of(Defect.FENCE_RESET_BY_PLAIN_ACQUIRE));
+    }
+  }
+
+  static final class UptimeRoundedUp extends DefectiveKit {
+    UptimeRoundedUp() {
+      super(EnumSet.of(Defect.UPTIME_ROUNDED_UP));
     }
   }
 

@@ -1,0 +1,56 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.LockNode;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R0 Setup: the kit's hooks are usable. */
+abstract class R0Setup extends Harness {
+
+  /**
+   * R0.1: {@link LockNodeCompatibilityKit#createNode()} returns a new, non-null instance each call,
+   * and all of them see one store.
+   *
+   * <p>If this fails, check the subclass: return {@code new ...} (not a cached node; the kit closes
+   * each one), and point every node at the same server, database and key prefix (not a fresh
+   * embedded store per call).
+   */
+  @Test
+  @DisplayName("R0.1 createNode() returns a new instance on the same store each call")
+  void r0_1_createNodeReturnsNewInstancesOnOneStore() {
+    LockNode a = newNode();
+    LockNode b = newNode();
+    assertThat(a)
+        .as("R0.1: createNode() returned the same instance twice; return a new node each call")
+        .isNotSameAs(b);
+    String key = key("r0.1");
+    String owner = token();
+    assertThat(acquire(a, key, owner, LONG_TTL)).as("R0.1: first node acquires").isTrue();
+    assertThat(acquire(b, key, token(), LONG_TTL))
+        .as(
+            "R0.1: a second node from createNode() acquired a key the first one holds:"
+                + " the two nodes do not share one store")
+        .isFalse();
+    assertThat(release(b, key, owner))
+        .as("R0.1: a second node could not release the first node's key with its token")
+        .isTrue();
+  }
+
+  /**
+   * R0.2: the timing and naming hooks return usable values, and {@code capabilities()} is declared.
+   *
+   * <p>If this fails, check the overrides of {@code expiryTolerance()}, {@code replyTimeout()},
+   * {@code failureBound()}, {@code keyPrefix()} and the node's {@code capabilities()}.
+   */
+  @Test
+  @DisplayName("R0.2 the timing hooks are positive and capabilities() is declared")
+  void r0_2_hooksAreSane() {
+    assertThat(kit().expiryTolerance()).as("R0.2: expiryTolerance()").isPositive();
+    assertThat(kit().replyTimeout()).as("R0.2: replyTimeout()").isPositive();
+    assertThat(kit().failureBound()).as("R0.2: failureBound()").isPositive();
+    assertThat(kit().keyPrefix()).as("R0.2: keyPrefix()").isNotNull();
+    assertThat(node().capabilities()).as("R0.2: capabilities()").isNotNull();
+  }
+}

@@ -1,0 +1,129 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R11 Lifecycle and identity: close, name() and capabilities(). */
+abstract class R11Lifecycle extends R10ThreadSafety {
+
+  /**
+   * R11.1: close is idempotent: a second and third close do not throw.
+   *
+   * <p>If this fails, guard close with a flag ({@code AtomicBoolean.compareAndSet}) and close the
+   * pool only once.
+   */
+  @Test
+  @DisplayName("R11.1 close is idempotent")
+  void r11_1_closeIsIdempotent() {
+    LockNode n = newNode();
+    closeByKit(n);
+    closeByKit(n);
+    closeByKit(n);
+  }
+
+  /**
+   * R11.2: after close, tryAcquire, release and extend throw {@link IllegalStateException} from the
+   * method itself, with a message that names the node.
+   *
+   * <p>If this fails, check a closed flag at the top of each method and throw {@code new
+   * IllegalStateException(name() + " is closed")}; do not let a closed pool's own exception or a
+   * failed reply escape instead.
+   */
+  @Test
+  @DisplayName("R11.2 calls after close throw IllegalStateException naming the node")
+  void r11_2_callsAfterCloseThrow() {
+    LockNode n = newNode();
+    String name = n.name();
+    closeByKit(n);
+    String key = key("r11.2");
+    String token = token();
+    Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
+    calls.put("tryAcquire", () -> n.tryAcquire(key, token, LONG_TTL));
+    calls.put("release", () -> n.release(key, token));
+    calls.put("extend", () -> n.extend(key, token, LONG_TTL));
+    for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
+      Throwable thrown = thrownByCall(call.getValue());
+      assertThat(thrown)
+          .as("R11.2: %s after close", call.getKey())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+    }
+  }
+
+  /**
+   * R11.3: closing one node neither disturbs other nodes on the same store nor releases the keys it
+   * acquired: they stay held until released or expired.
+   *
+   * <p>If this fails, check for a pool, client or schema shared statically between node instances
+   * and closed by one of them, or a close that deletes the node's keys (Redlock's safety relies on
+   * keys living for their TTL).
+   */
+  @Test
+  @DisplayName("R11.3 closing one node leaves other nodes working and its keys held")
+  void r11_3_closeIsLocal() {
+    LockNode closing = newNode();
+    LockNode staying = newNode();
+    String key = key("r11.3");
+    String owner = token();
+    assertThat(acquire(closing, key, owner, LONG_TTL)).isTrue();
+    closeByKit(closing);
+    assertThat(acquire(staying, key, token(), LONG_TTL))
+        .as("R11.3: another node's tryAcquire of a key held by a node that was closed")
+        .isFalse();
+    String fresh = key("r11.3-fresh");
+    String mine = token();
+    assertThat(acquire(staying, fresh, mine, LONG_TTL))
+        .as("R11.3: another node's tryAcquire of a fresh key after one node was closed")
+        .isTrue();
+    assertThat(release(staying, fresh, mine)).isTrue();
+    assertThat(release(staying, key, owner))
+        .as("R11.3: release, through another node, of a key acquired by the closed node")
+        .isTrue();
+  }
+
+  /**
+   * R11.4: {@code name()} is non-blank and shows no password, and neither does {@code toString()}.
+   *
+   * <p>If this fails, build the name from {@link NodeUri#redacted()} (or the host, port and
+   * database only), never from the raw URI.
+   */
+  @Test
+  @DisplayName("R11.4 name() and toString() are non-blank and show no password")
+  void r11_4_nameHidesSecrets() {
+    LockNode n = node();
+    assertThat(n.name()).as("R11.4: name()").isNotBlank();
+    assertNoSecret(n.name(), "R11.4: name()");
+    assertNoSecret(String.valueOf(n), "R11.4: toString()");
+    kit()
+        .createUnreachableNode()
+        .ifPresent(
+            down -> {
+              createdNodes.add(down);
+              assertNoSecret(down.name(), "R11.4: name() of the unreachable node");
+            });
+  }
+
+  /**
+   * R11.5: {@code capabilities()} is non-null and the same on every call and after close.
+   *
+   * <p>If this fails, compute capabilities once in the constructor.
+   */
+  @Test
+  @DisplayName("R11.5 capabilities() is declared and constant")
+  void r11_5_capabilitiesAreConstant() {
+    LockNode n = newNode();
+    NodeCapabilities first = n.capabilities();
+    assertThat(first).as("R11.5: capabilities()").isNotNull();
+    assertThat(n.capabilities()).as("R11.5: capabilities() called again").isEqualTo(first);
+    closeByKit(n);
+    assertThat(n.capabilities()).as("R11.5: capabilities() after close").isEqualTo(first);
+  }
+}

@@ -1,0 +1,443 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * R12 Fencing counters: per-key counters that only go up (if declared). The engine builds
+ * quorum-wide fencing tokens on these: the maximum of the granting nodes' counters, written back to
+ * them with {@code raiseFence}.
+ */
+abstract class R12Fencing extends R11Lifecycle {
+
+  /**
+   * R12.1: {@code tryAcquireFenced} of an absent key acquires it for the caller's token, stored
+   * exactly as {@code tryAcquire} stores it, and returns a positive fence; on a held key it answers
+   * not acquired (fence 0) and the holder keeps the key.
+   *
+   * <p>If this fails, check that the fenced insert has the same condition and the same stored form
+   * as the plain one (the counter lives beside the key, e.g. in a second Redis key or a column,
+   * never inside the token), and that the reply carries the counter only when acquired ({@code
+   * AcquireResult.acquired(fence)}).
+   */
+  @Test
+  @DisplayName("R12.1 a fenced acquire sets the key like tryAcquire and returns a positive fence")
+  void r12_1_fencedAcquire() {
+    requireFencing("R12.1");
+    String key = key("r12.1");
+    String owner = token();
+    long fence = acquireFenced(node(), key, owner, LONG_TTL, "R12.1");
+    assertThat(fence).as("R12.1: fence of a fenced acquire of an absent key").isPositive();
+    assertHeldBy(key, owner, "R12.1");
+    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.1"))
+        .as("R12.1: a fenced acquire of a held key must answer not acquired (fence 0)")
+        .isZero();
+    assertHeldBy(key, owner, "R12.1 (after another token's fenced acquire)");
+    assertThat(release(node(), key, owner))
+        .as("R12.1: the holder's release of a key taken with tryAcquireFenced")
+        .isTrue();
+  }
+
+  /**
+   * R12.2: the counter survives release: after the holder raised it far above any clock ({@code
+   * raiseFence}) and released the key, the next fenced acquisition returns more than the raised
+   * value, and the one after that more again.
+   *
+   * <p>If this fails, the counter is deleted with the key: keep it in a separate key or row that
+   * release does not touch. (A counter that starts again from the clock, {@code max(counter + 1,
+   * time in µs)}, hides this until the counter is ahead of the clock, as it is after a raise.)
+   */
+  @Test
+  @DisplayName("R12.2 the counter survives release: each new acquisition gets a higher fence")
+  void r12_2_survivesRelease() {
+    requireFencing("R12.2");
+    String key = key("r12.2");
+    String owner = token();
+    long raised = acquireAndRaise(key, owner, LONG_TTL, "R12.2");
+    assertThat(release(node(), key, owner)).isTrue();
+    String second = token();
+    long f2 = acquireFenced(node(), key, second, LONG_TTL, "R12.2");
+    assertThat(f2)
+        .as("R12.2: fence after the counter was raised to %d and the key released", raised)
+        .isGreaterThan(raised);
+    assertThat(release(node(), key, second)).isTrue();
+    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.2"))
+        .as("R12.2: fence after another release (the one before got %d)", f2)
+        .isGreaterThan(f2);
+  }
+
+  /**
+   * R12.3: the counter survives expiry: after the holder raised it far above any clock and its key
+   * expired, the next fenced acquisition returns more than the raised value.
+   *
+   * <p>If this fails, the counter expires with the key (a TTL on the counter, or a row replaced as
+   * a whole when an expired key is taken over): give the counter no expiry, and keep it when an
+   * expired key is taken over.
+   */
+  @Test
+  @DisplayName("R12.3 the counter survives expiry: the next holder gets a higher fence")
+  void r12_3_survivesExpiry() {
+    requireFencing("R12.3");
+    String key = key("r12.3");
+    Duration ttl = ttl(SHORT_TTL);
+    long raised = acquireAndRaise(key, token(), ttl, "R12.3");
+    long answered = System.nanoTime();
+    sleepPastExpiry(answered, ttl);
+    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.3"))
+        .as("R12.3: fence after the counter was raised to %d and the key expired", raised)
+        .isGreaterThan(raised);
+  }
+
+  /**
+   * R12.4: plain operations and fenced ones mix: a key taken with {@code tryAcquireFenced} is
+   * extended and released by the ordinary calls, and a plain {@code tryAcquire} (and its release)
+   * neither needs nor lowers the counter, even one raised far above any clock.
+   *
+   * <p>If this fails, check that tryAcquire, extend and release did not change: the fenced variant
+   * must only add the counter beside the key, and the plain insert must not reset it (an upsert
+   * that writes the whole row, counter column included).
+   */
+  @Test
+  @DisplayName("R12.4 plain and fenced operations mix; plain ones leave the counter alone")
+  void r12_4_plainAndFencedMix() {
+    requireFencing("R12.4");
+    String key = key("r12.4");
+    String first = token();
+    long raised = acquireAndRaise(key, first, LONG_TTL, "R12.4");
+    assertThat(extend(node(), key, first, LONG_TTL))
+        .as("R12.4: extend of a key taken with tryAcquireFenced, by its holder")
+        .isTrue();
+    assertThat(release(node(), key, first))
+        .as("R12.4: release of a key taken with tryAcquireFenced, by its holder")
+        .isTrue();
+    String plain = token();
+    assertThat(acquire(node(), key, plain, LONG_TTL))
+        .as("R12.4: a plain tryAcquire of a key whose counter exists")
+        .isTrue();
+    assertHeldBy(key, plain, "R12.4");
+    assertThat(release(node(), key, plain)).isTrue();
+    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.4"))
+        .as("R12.4: fence after a plain acquire and release (the counter was raised to %d)", raised)
+        .isGreaterThan(raised);
+  }
+
+  /**
+   * A fenced acquisition of {@code key} for {@code owner}, whose counter is then raised {@value
+   * #FENCE_JUMP} above the fence: far above any clock-based floor. Returns the raised value.
+   */
+  private long acquireAndRaise(String key, String owner, Duration ttl, String rule) {
+    long raised = acquireFenced(node(), key, owner, ttl, rule) + FENCE_JUMP;
+    assertThat(raiseFence(node(), key, owner, raised))
+        .as("%s: raiseFence by the holder", rule)
+        .isTrue();
+    return raised;
+  }
+
+  /**
+   * R12.5: {@code raiseFence} by the holder raises the counter, so the next acquisition returns
+   * more than the raised value; raising to a lower value answers true and lowers nothing.
+   *
+   * <p>If this fails, check the raise: {@code if the key holds the token then counter =
+   * max(counter, atLeast)}, atomically, answering true whenever the key holds the token.
+   */
+  @Test
+  @DisplayName("R12.5 raiseFence by the holder raises the counter and never lowers it")
+  void r12_5_raiseByHolder() {
+    requireFencing("R12.5");
+    String key = key("r12.5");
+    String first = token();
+    long f1 = acquireFenced(node(), key, first, LONG_TTL, "R12.5");
+    long raised = f1 + FENCE_JUMP;
+    assertThat(raiseFence(node(), key, first, raised))
+        .as("R12.5: raiseFence by the holder")
+        .isTrue();
+    assertHeldBy(key, first, "R12.5 (after raiseFence)");
+    assertThat(release(node(), key, first)).isTrue();
+    String second = token();
+    long f2 = acquireFenced(node(), key, second, LONG_TTL, "R12.5");
+    assertThat(f2)
+        .as("R12.5: fence after the holder raised the counter to %d", raised)
+        .isGreaterThan(raised);
+    assertThat(raiseFence(node(), key, second, 1))
+        .as("R12.5: raiseFence by the holder to a value below the counter still answers true")
+        .isTrue();
+    assertThat(release(node(), key, second)).isTrue();
+    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.5"))
+        .as("R12.5: fence after a raise to 1 (it must not lower the counter below %d)", f2)
+        .isGreaterThan(f2);
+  }
+
+  /**
+   * R12.6: {@code raiseFence} with another token, on a released key or on an expired key answers
+   * false and changes nothing.
+   *
+   * <p>If this fails, check that the raise compares the token and treats an expired key as absent,
+   * in the same atomic step as the raise (Redis: one script; SQL: the condition in the UPDATE's
+   * WHERE clause).
+   */
+  @Test
+  @DisplayName("R12.6 raiseFence with a wrong token, or on a released or expired key, is refused")
+  void r12_6_raiseRefused() {
+    requireFencing("R12.6");
+    String key = key("r12.6");
+    String owner = token();
+    long f1 = acquireFenced(node(), key, owner, LONG_TTL, "R12.6");
+    long raised = f1 + FENCE_JUMP;
+    assertThat(raiseFence(node(), key, token(), raised))
+        .as("R12.6: raiseFence with another token than the holder's")
+        .isFalse();
+    assertThat(release(node(), key, owner)).isTrue();
+    assertThat(raiseFence(node(), key, owner, raised))
+        .as("R12.6: raiseFence by the former holder after it released the key")
+        .isFalse();
+    Duration ttl = ttl(SHORT_TTL);
+    String shortLived = token();
+    long f2 = acquireFenced(node(), key, shortLived, ttl, "R12.6");
+    long answered = System.nanoTime();
+    sleepPastExpiry(answered, ttl);
+    assertThat(raiseFence(node(), key, shortLived, raised))
+        .as("R12.6: raiseFence by a holder whose key has expired")
+        .isFalse();
+    long f3 = acquireFenced(node(), key, token(), LONG_TTL, "R12.6");
+    assertThat(f3)
+        .as("R12.6: fence after three refused raises to %d", raised)
+        .isGreaterThan(f2)
+        .isLessThan(raised);
+  }
+
+  /**
+   * R12.7: {@code raiseFence} leaves the lock as it was: the holder keeps it, and it still expires
+   * at its own time.
+   *
+   * <p>If this fails, the raise rewrites the key (a {@code SET} without {@code PX} drops the
+   * expiry; an UPDATE that also sets the expiry moves it).
+   */
+  @Test
+  @DisplayName("R12.7 raiseFence changes neither the key's holder nor its expiry")
+  void r12_7_raiseLeavesLockAlone() {
+    requireFencing("R12.7");
+    String key = key("r12.7");
+    String owner = token();
+    Duration ttl = ttl(SHORT_TTL);
+    long fence = acquireFenced(node(), key, owner, ttl, "R12.7");
+    long answered = System.nanoTime();
+    assertThat(raiseFence(node(), key, owner, fence + 1)).as("R12.7: raiseFence").isTrue();
+    inspector()
+        .ifPresent(
+            backdoor ->
+                assertThat(inspectPresent(backdoor, key, "R12.7").owner())
+                    .as("R12.7: owner read through the backdoor after raiseFence")
+                    .isEqualTo(owner));
+    sleepPastExpiry(answered, ttl);
+    assertAbsent(key, "R12.7: after its TTL (raiseFence must not move the expiry)");
+  }
+
+  /**
+   * R12.8: under contention, holders in turn get increasing fences: {@value Harness#THREADS}
+   * threads on {@value Harness#CLIENTS} node instances compete for one key, and each winner records
+   * its fence and the order in which it held the key, then releases it; in that order the fences
+   * strictly increase.
+   *
+   * <p>If this fails while R12.2 passes, the counter is not changed in the same atomic step as the
+   * insert (a separate statement or transaction, or a client-side read-modify-write).
+   */
+  @Test
+  @DisplayName("R12.8 holders taking turns under contention get strictly increasing fences")
+  void r12_8_increasingUnderContention() throws InterruptedException {
+    requireFencing("R12.8");
+    String key = key("r12.8");
+    List<LockNode> clients = new ArrayList<>();
+    for (int i = 0; i < CLIENTS; i++) {
+      clients.add(newNode());
+    }
+    AtomicInteger turn = new AtomicInteger();
+    Map<Integer, Long> fenceOfTurn = new java.util.concurrent.ConcurrentHashMap<>();
+    try (Race race = new Race(THREADS, "r12.8")) {
+      race.run(
+          i ->
+              () -> {
+                LockNode n = clients.get(i % CLIENTS);
+                for (int attempt = 0; attempt < ROUNDS; attempt++) {
+                  String mine = token();
+                  AcquireResult result =
+                      await(n.tryAcquireFenced(key, mine, LONG_TTL), "tryAcquireFenced");
+                  if (result.acquired()) {
+                    // Holding the key orders the turns: no other thread is between here and
+                    // the release below.
+                    fenceOfTurn.put(turn.incrementAndGet(), result.fence());
+                    await(n.release(key, mine), "release");
+                  }
+                }
+                return null;
+              },
+          RACE_TIMEOUT);
+    }
+    List<Long> fences = new ArrayList<>(new java.util.TreeMap<>(fenceOfTurn).values());
+    assertThat(fences).as("R12.8: turns taken (some thread must have won)").isNotEmpty();
+    for (int i = 1; i < fences.size(); i++) {
+      assertThat(fences.get(i))
+          .as(
+              "R12.8: fence of turn %d (turn %d had %d); all: %s",
+              i + 1, i, fences.get(i - 1), fences)
+          .isGreaterThan(fences.get(i - 1));
+    }
+  }
+
+  /**
+   * R12.9: the counter is changed atomically with the insert even when holders overlap because keys
+   * expire under them: with the counter first raised far above any clock, {@value Harness#THREADS}
+   * threads on {@value Harness#CLIENTS} node instances acquire one key with a TTL of a few
+   * milliseconds, without releasing, for up to a second; no two acquisitions get the same fence,
+   * every fence is above the raised value, and an acquisition that ended before another began got
+   * the lower fence.
+   *
+   * <p>If this fails, two acquisitions read the same counter: the increment is a separate
+   * read-then-write or a second command after the insert (move it into the insert's script or
+   * statement), or runs at an isolation level that lets two transactions read the same value. A
+   * counter computed as {@code max(counter + 1, time in µs)} hides this while the clock is ahead.
+   */
+  @Test
+  @DisplayName("R12.9 overlapping acquisitions of an expiring key get distinct, ordered fences")
+  void r12_9_distinctUnderExpiry() throws InterruptedException {
+    requireFencing("R12.9");
+    String key = key("r12.9");
+    String first = token();
+    long raised = acquireAndRaise(key, first, LONG_TTL, "R12.9");
+    assertThat(release(node(), key, first)).isTrue();
+    Duration tiny = ttl(Duration.ofMillis(2));
+    List<LockNode> clients = new ArrayList<>();
+    for (int i = 0; i < CLIENTS; i++) {
+      clients.add(newNode());
+    }
+    Queue<long[]> acquired = new ConcurrentLinkedQueue<>(); // {start, end, fence}
+    long until = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+    try (Race race = new Race(THREADS, "r12.9")) {
+      race.run(
+          i ->
+              () -> {
+                LockNode n = clients.get(i % CLIENTS);
+                // Bounded in count and time; stops early once enough acquisitions overlapped.
+                for (int attempt = 0;
+                    attempt < 400 && acquired.size() < 100 && System.nanoTime() - until < 0;
+                    attempt++) {
+                  long start = System.nanoTime();
+                  AcquireResult result =
+                      await(n.tryAcquireFenced(key, token(), tiny), "tryAcquireFenced");
+                  if (result.acquired()) {
+                    acquired.add(new long[] {start, System.nanoTime(), result.fence()});
+                  } else {
+                    Thread.sleep(1); // let the key expire under the racers, not spin
+                  }
+                }
+                return null;
+              },
+          RACE_TIMEOUT);
+    }
+    assertThat(acquired).as("R12.9: acquisitions (some must have succeeded)").isNotEmpty();
+    Map<Long, Long> counts =
+        acquired.stream()
+            .collect(Collectors.groupingBy(a -> a[2], TreeMap::new, Collectors.counting()));
+    counts.values().removeIf(c -> c == 1);
+    assertThat(counts)
+        .as("R12.9: fences handed out more than once (value -> times), of %d", acquired.size())
+        .isEmpty();
+    for (long[] a : acquired) {
+      assertThat(a[2])
+          .as("R12.9: a fence after the counter was raised to %d", raised)
+          .isGreaterThan(raised);
+      for (long[] b : acquired) {
+        if (a[1] - b[0] < 0) {
+          assertThat(a[2])
+              .as("R12.9: fence of an acquisition that ended before one that got %d began", b[2])
+              .isLessThan(b[2]);
+        }
+      }
+    }
+  }
+
+  /**
+   * R12.10: {@code tryAcquireFenced} and {@code raiseFence} check their arguments like the other
+   * calls (an {@link IllegalArgumentException} from the method, for an empty key or token, an
+   * unusable TTL or a value that is not positive), and throw {@link IllegalStateException} naming
+   * the node after close.
+   *
+   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments} and the closed check first
+   * thing in both methods, as in the others.
+   */
+  @Test
+  @DisplayName("R12.10 fenced calls reject bad arguments, and throw after close")
+  void r12_10_validation() {
+    requireFencing("R12.10");
+    LockNode n = node();
+    String key = key("r12.10");
+    assertRejected(
+        "tryAcquireFenced with an empty key", () -> n.tryAcquireFenced("", token(), LONG_TTL));
+    assertRejected(
+        "tryAcquireFenced with a null key", () -> n.tryAcquireFenced(null, token(), LONG_TTL));
+    assertRejected(
+        "tryAcquireFenced with an empty token", () -> n.tryAcquireFenced(key, "", LONG_TTL));
+    assertRejected(
+        "tryAcquireFenced with a zero TTL", () -> n.tryAcquireFenced(key, token(), Duration.ZERO));
+    assertRejected(
+        "tryAcquireFenced with a negative TTL",
+        () -> n.tryAcquireFenced(key, token(), Duration.ofMillis(-5)));
+    assertRejected("raiseFence with an empty key", () -> n.raiseFence("", token(), 5));
+    assertRejected("raiseFence with a null token", () -> n.raiseFence(key, null, 5));
+    assertRejected("raiseFence with 0", () -> n.raiseFence(key, token(), 0));
+    assertRejected("raiseFence with a negative value", () -> n.raiseFence(key, token(), -7));
+    LockNode closing = newNode();
+    String name = closing.name();
+    closeByKit(closing);
+    Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
+    calls.put("tryAcquireFenced", () -> closing.tryAcquireFenced(key, token(), LONG_TTL));
+    calls.put("raiseFence", () -> closing.raiseFence(key, token(), 5));
+    for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
+      assertThat(thrownByCall(call.getValue()))
+          .as("R12.10: %s after close", call.getKey())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining(name);
+    }
+  }
+
+  /**
+   * R12.11 (needs {@link LockNodeCompatibilityKit#restartStore()}): the counter never goes
+   * backwards, even across a crash and restart of the store: the first fenced acquisition after the
+   * restart returns more than the last one before.
+   *
+   * <p>If this fails on a store that loses data in a crash, start a lost counter from a floor that
+   * cannot be below anything handed out before, e.g. {@code max(counter + 1, server time in
+   * microseconds)} (the Redis backend's script); on a durable store, check that the counter is
+   * written durably with the key.
+   */
+  @Test
+  @DisplayName("R12.11 the counter never goes backwards across a restart of the store")
+  void r12_11_monotonicAcrossRestart() {
+    requireFencing("R12.11");
+    String key = key("r12.11");
+    String before = token();
+    long f1 = acquireFenced(node(), key, before, LONG_TTL, "R12.11");
+    requireRestart("R12.11");
+    LockNode after = newNode();
+    // A durable store still holds the key: free it (a store that lost it answers false).
+    await(after.release(key, before), "release after the restart");
+    long f2 = acquireFenced(after, key, token(), LONG_TTL, "R12.11");
+    assertThat(f2)
+        .as("R12.11: first fence after the restart (the last one before was %d)", f1)
+        .isGreaterThan(f1);
+  }
+}

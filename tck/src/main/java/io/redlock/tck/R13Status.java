@@ -1,0 +1,144 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.RedlockException;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeStatus;
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * R13 Status: incarnation, uptime and durability (if declared). Restart quarantine relies on them.
+ */
+abstract class R13Status extends R12Fencing {
+
+  /**
+   * R13.1: {@code status()} answers a non-blank incarnation, the same from every node instance on
+   * the store, an uptime that grows with time (rounded down, never up), and details without
+   * secrets.
+   *
+   * <p>If this fails, check the source of the incarnation (Redis {@code run_id}, the server's start
+   * time) and of the uptime (in the right unit; a cached value must be extrapolated with a
+   * monotonic clock), and keep passwords out of the details.
+   */
+  @Test
+  @DisplayName("R13.1 status() reports one incarnation and an uptime that grows")
+  void r13_1_statusIsWellFormed() {
+    requireStatus("R13.1");
+    long before = System.nanoTime();
+    NodeStatus first = status(node(), "R13.1");
+    assertThat(first.incarnation()).as("R13.1: incarnation").isNotBlank();
+    first
+        .details()
+        .forEach(
+            (k, v) -> {
+              assertNoSecret(k, "R13.1: a key of status().details()");
+              assertNoSecret(v, "R13.1: detail '" + k + "'");
+            });
+    NodeStatus other = status(newNode(), "R13.1");
+    assertThat(other.incarnation())
+        .as("R13.1: incarnation reported by a second node instance on the same store")
+        .isEqualTo(first.incarnation());
+    // A store that started moments ago may report 0 for up to two seconds: an uptime in whole
+    // seconds that is kept below the truth (one taken off a difference of two clock readings).
+    Duration wait =
+        Duration.ofMillis(first.uptime().compareTo(Duration.ofSeconds(2)) < 0 ? 2500 : 1200);
+    sleepUntil(System.nanoTime() + wait.toNanos());
+    NodeStatus later = status(node(), "R13.1");
+    long elapsed = System.nanoTime() - before;
+    assertThat(later.incarnation())
+        .as("R13.1: incarnation %d ms later", wait.toMillis())
+        .isEqualTo(first.incarnation());
+    // Two uptimes rounded down to whole seconds may differ by up to a second more than the time
+    // between them; R13.3 checks that an uptime is never rounded up.
+    assertThat(later.uptime())
+        .as("R13.1: uptime %d ms after an uptime of %s", wait.toMillis(), first.uptime())
+        .isGreaterThanOrEqualTo(first.uptime().plusMillis(200))
+        .isLessThan(first.uptime().plusNanos(elapsed).plusSeconds(1));
+  }
+
+  /**
+   * R13.2: {@code status()} throws {@link IllegalStateException} naming the node after close.
+   *
+   * <p>If this fails, check the closed flag first thing in {@code status()}, as in the others.
+   */
+  @Test
+  @DisplayName("R13.2 status() after close throws IllegalStateException naming the node")
+  void r13_2_statusAfterClose() {
+    requireStatus("R13.2");
+    LockNode n = newNode();
+    String name = n.name();
+    closeByKit(n);
+    assertThat(thrownByCall(n::status))
+        .as("R13.2: status() after close")
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(name);
+  }
+
+  /**
+   * R13.3 (needs {@link LockNodeCompatibilityKit#restartStore()}): after a crash and restart of the
+   * store, a node instance that was open before reports the new incarnation, with an uptime no
+   * longer than the time since the restart began (rounded down, never up), as soon as it has had
+   * one answer from the restarted store; and a store that reports itself durable still holds the
+   * keys it held.
+   *
+   * <p>If this fails with the old incarnation, the status comes from a cache that a restart does
+   * not refresh: check the incarnation whenever a connection is opened (a restart breaks them all),
+   * or ask the store each time. If the uptime is too long, it is rounded up (or counted from before
+   * the restart). If a durable store lost its keys, it is not durable: report {@code durable=false}
+   * for that configuration (Redis: AOF with {@code appendfsync always} only).
+   */
+  @Test
+  @DisplayName("R13.3 after a restart, a node open before reports the new incarnation")
+  void r13_3_restartIsReported() {
+    requireStatus("R13.3");
+    LockNode n = node();
+    NodeStatus before = status(n, "R13.3");
+    String key = key("r13.3");
+    String owner = token();
+    assertThat(acquire(n, key, owner, LONG_TTL)).isTrue();
+    long restartedAt = System.nanoTime();
+    requireRestart("R13.3");
+    answerOnce(n, "R13.3");
+    NodeStatus after = status(n, "R13.3");
+    assertThat(after.incarnation())
+        .as(
+            "R13.3: incarnation after the restart, from a node open before it, once it had an"
+                + " answer from the restarted store (before: %s)",
+            before.incarnation())
+        .isNotEqualTo(before.incarnation());
+    assertThat(after.uptime())
+        .as(
+            "R13.3: uptime after the restart, which began %d ms before (an uptime is rounded down,"
+                + " never up: restart quarantine counts on it being no longer than the truth)",
+            (System.nanoTime() - restartedAt) / 1_000_000)
+        .isLessThanOrEqualTo(Duration.ofNanos(System.nanoTime() - restartedAt));
+    assertThat(status(newNode(), "R13.3").incarnation())
+        .as("R13.3: incarnation reported by a node opened after the restart")
+        .isEqualTo(after.incarnation());
+    if (after.durable()) {
+      assertHeldBy(key, owner, "R13.3 a store that reports durable=true after a restart:");
+    }
+  }
+
+  /** Makes calls on {@code n} until one is answered (the first after a restart may fail). */
+  private void answerOnce(LockNode n, String rule) {
+    long deadline = System.nanoTime() + kit().replyTimeout().toNanos();
+    RuntimeException last = null;
+    for (int i = 0; i < 50 && System.nanoTime() - deadline < 0; i++) {
+      try {
+        String probe = token();
+        if (acquire(n, key(rule + "-probe"), probe, LONG_TTL)) {
+          return;
+        }
+      } catch (RedlockException e) {
+        last = e; // a connection broken by the restart: the next call opens a new one
+      }
+      sleepUntil(System.nanoTime() + Duration.ofMillis(100).toNanos());
+    }
+    throw new AssertionError(
+        rule + ": the node open before the restart never had an answer afterwards", last);
+  }
+}

@@ -1,0 +1,144 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.LockNode;
+import io.redlock.spi.ReleaseSubscription;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R14 Release notifications (if declared). */
+abstract class R14ReleaseNotifications extends R13Status {
+
+  /** How long a notification may take to arrive: generous, the kit measures no speed. */
+  private final Duration bound = Duration.ofSeconds(5);
+
+  /**
+   * R14.1: a release made through one node instance calls a listener registered through another
+   * instance on the same store, within a few seconds, every time.
+   *
+   * <p>If this fails, check that every compare-and-delete that deletes the key publishes it (Redis:
+   * {@code PUBLISH} inside the release script), that the listening side subscribes to the same
+   * channel as the releasing side publishes on (derived from the same settings, e.g. the key
+   * prefix), and that the listener is looked up by the key as the caller gave it.
+   */
+  @Test
+  @DisplayName("R14.1 a release through one instance notifies a listener of another instance")
+  void r14_1_releaseNotifiesAnotherInstance() throws InterruptedException {
+    requireReleaseNotifications("R14.1");
+    LockNode listening = newNode();
+    LockNode releasing = newNode();
+    String key = key("r14.1");
+    Semaphore heard = new Semaphore(0);
+    try (ReleaseSubscription subscription = listening.onRelease(key, heard::release)) {
+      assertThat(subscription).as("R14.1: onRelease returned null").isNotNull();
+      // A node may start listening lazily: the first release may come before it listens.
+      boolean live = false;
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
+        live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.1");
+      }
+      assertThat(live)
+          .as("R14.1: a listener registered 10 s ago has heard none of the releases since")
+          .isTrue();
+      for (int round = 1; round <= 3; round++) {
+        assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.1"))
+            .as("R14.1: release %d of the key once listening was heard within %s", round, bound)
+            .isTrue();
+      }
+    }
+  }
+
+  /**
+   * R14.2: after the subscription is closed, releases of the key no longer call the listener; the
+   * same listener registered twice is called for both registrations until each is closed.
+   *
+   * <p>If this fails, check that {@code close()} removes exactly the registration it was returned
+   * for, and that registrations are not merged by listener identity.
+   */
+  @Test
+  @DisplayName("R14.2 closing a subscription stops its notifications, and only its own")
+  void r14_2_closeStopsNotifications() throws InterruptedException {
+    requireReleaseNotifications("R14.2");
+    LockNode listening = newNode();
+    LockNode releasing = newNode();
+    String key = key("r14.2");
+    Semaphore heard = new Semaphore(0);
+    Runnable listener = heard::release;
+    ReleaseSubscription first = listening.onRelease(key, listener);
+    try (ReleaseSubscription second = listening.onRelease(key, listener)) {
+      boolean live = false;
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
+        live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.2");
+      }
+      assertThat(live).as("R14.2: the listener never heard a release").isTrue();
+      sleepUntil(System.nanoTime() + Duration.ofMillis(200).toNanos());
+      heard.drainPermits();
+      first.close();
+      first.close(); // idempotent
+      assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.2"))
+          .as("R14.2: the registration still open heard the release")
+          .isTrue();
+      sleepUntil(System.nanoTime() + Duration.ofMillis(300).toNanos());
+      assertThat(heard.availablePermits())
+          .as("R14.2: calls after one of two registrations was closed (expected only one)")
+          .isZero();
+      second.close();
+      assertThat(acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(500), "R14.2"))
+          .as("R14.2: a listener was called after both registrations were closed")
+          .isFalse();
+    } finally {
+      first.close();
+    }
+  }
+
+  /**
+   * R14.3: {@code onRelease} on a closed node throws {@link IllegalStateException} naming it, and
+   * an empty key is an {@link IllegalArgumentException}.
+   *
+   * <p>If this fails, check the closed flag and the key with {@link
+   * io.redlock.spi.LockNodeArguments#requireKey} first thing in {@code onRelease}.
+   */
+  @Test
+  @DisplayName("R14.3 onRelease checks its key and refuses after close")
+  void r14_3_onReleaseChecksArguments() {
+    requireReleaseNotifications("R14.3");
+    LockNode n = newNode();
+    String name = n.name();
+    Throwable empty = catchThrowableOf(() -> n.onRelease("", () -> {}));
+    assertThat(empty)
+        .as("R14.3: onRelease with an empty key")
+        .isInstanceOf(IllegalArgumentException.class);
+    closeByKit(n);
+    Throwable closed = catchThrowableOf(() -> n.onRelease(key("r14.3"), () -> {}));
+    assertThat(closed)
+        .as("R14.3: onRelease after close")
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(name);
+  }
+
+  /** Acquires and releases {@code key}; true if {@code heard} got a call within {@code wait}. */
+  private boolean acquireThenReleaseHeard(
+      LockNode n, String key, Semaphore heard, Duration wait, String rule)
+      throws InterruptedException {
+    String owner = token();
+    assertThat(acquire(n, key, owner, LONG_TTL)).as("%s: acquire the key", rule).isTrue();
+    heard.drainPermits();
+    assertThat(release(n, key, owner)).as("%s: release the key", rule).isTrue();
+    held.remove(new Held(key, owner));
+    return heard.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  private Throwable catchThrowableOf(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (Throwable t) {
+      return t;
+    }
+  }
+}

@@ -1,0 +1,128 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.RedlockException;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * R15 Store clock: serverTime() reads the store's clock afresh (if declared). The engine never uses
+ * absolute time; diagnostics such as {@code redlock doctor} show each store's clock offset from
+ * these reads.
+ */
+abstract class R15StoreClock extends R14ReleaseNotifications {
+
+  /**
+   * R15.1: {@code serverTime()} answers an instant within {@link
+   * LockNodeCompatibilityKit#clockTolerance()} of this machine's clock, on every read.
+   *
+   * <p>If this fails, check the unit (microseconds read as milliseconds put the time a thousand
+   * times too far from 1970), the epoch (Unix seconds, not Julian days or Windows ticks) and the
+   * time zone: a local timestamp of the session's zone read as UTC is off by whole hours; compute
+   * the instant from a UTC timestamp or from seconds since 1970 on the store. If the store's host
+   * clock really is off, widen {@link LockNodeCompatibilityKit#clockTolerance()} and say why.
+   */
+  @Test
+  @DisplayName("R15.1 serverTime() is close to this machine's clock")
+  void r15_1_serverTimeIsNearLocalTime() {
+    requireClock("R15.1");
+    Duration tolerance = kit().clockTolerance();
+    for (int read = 1; read <= 3; read++) {
+      java.time.Instant before = java.time.Instant.now();
+      java.time.Instant server = serverTime(node(), "R15.1");
+      java.time.Instant after = java.time.Instant.now();
+      assertThat(server)
+          .as(
+              "R15.1: read %d of serverTime() (this machine's clock read %s before the call and"
+                  + " %s after it; the tolerance is %d ms): off by %s; check the unit, the"
+                  + " epoch and the time zone",
+              read, before, after, tolerance.toMillis(), offsetText(server, before, after))
+          .isBetween(before.minus(tolerance), after.plus(tolerance));
+    }
+  }
+
+  /**
+   * R15.2: {@code serverTime()} reads the store's clock afresh on every call: two reads 1.2 s (or
+   * three precision steps) apart differ by the time that passed between them on this machine,
+   * within a few milliseconds plus one precision step (the clocks' resolution) and 1% (their
+   * rates).
+   *
+   * <p>If this fails with a difference near zero, the answer is cached or frozen (a status cache, a
+   * transaction's start time held across calls); ask the store on every call. If it fails with a
+   * difference a thousand times too large or small, the unit is wrong (see R15.1).
+   */
+  @Test
+  @DisplayName("R15.2 serverTime() is read afresh on every call")
+  void r15_2_serverTimeIsFresh() {
+    requireClock("R15.2");
+    LockNode n = node();
+    long m0 = System.nanoTime();
+    java.time.Instant first = serverTime(n, "R15.2");
+    long m1 = System.nanoTime();
+    // Longer than the steps a coarse clock reads in, which each read may be off by.
+    sleepUntil(m1 + max(Duration.ofMillis(1200), precision().multipliedBy(3)).toNanos());
+    long m2 = System.nanoTime();
+    java.time.Instant second = serverTime(n, "R15.2");
+    long m3 = System.nanoTime();
+    // The store read its clock inside each call: first in [m0, m1], second in [m2, m3].
+    Duration least = Duration.ofNanos(m2 - m1);
+    Duration most = Duration.ofNanos(m3 - m0);
+    Duration slack = Duration.ofMillis(20).plus(most.dividedBy(100)).plus(precision());
+    assertThat(Duration.between(first, second))
+        .as(
+            "R15.2: time between two serverTime() reads (%s, then %s) that were %d to %d ms"
+                + " apart on this machine; near zero means a cached answer: read the store's"
+                + " clock afresh on every call",
+            first, second, least.toMillis(), most.toMillis())
+        .isBetween(least.minus(slack), most.plus(slack));
+  }
+
+  /**
+   * R15.3: {@code serverTime()} throws {@link IllegalStateException} naming the node after close.
+   *
+   * <p>If this fails, check the closed flag first thing in {@code serverTime()}, as in the others.
+   */
+  @Test
+  @DisplayName("R15.3 serverTime() after close throws IllegalStateException naming the node")
+  void r15_3_serverTimeAfterClose() {
+    requireClock("R15.3");
+    LockNode n = newNode();
+    String name = n.name();
+    closeByKit(n);
+    assertThat(thrownByCall(n::serverTime))
+        .as("R15.3: serverTime() after close")
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining(name);
+  }
+
+  /**
+   * R15.4 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): {@code serverTime()} on
+   * an unreachable node throws a {@link RedlockException} from {@link Reply#await} within {@link
+   * LockNodeCompatibilityKit#failureBound()}, never an answer and never a hang.
+   *
+   * <p>Check the same things as for R9.1, in the clock-reading path.
+   */
+  @Test
+  @DisplayName("R15.4 serverTime() on an unreachable node throws a RedlockException in time")
+  void r15_4_serverTimeOnUnreachableNodeFails() {
+    requireClock("R15.4");
+    LockNode down = unreachableNode("R15.4");
+    Assumptions.assumeTrue(
+        down.capabilities().clock(),
+        "R15.4 skipped: createUnreachableNode() returned a node that does not declare"
+            + " capabilities().clock()");
+    assertFailsInTime("R15.4", "serverTime", LockNode::serverTime, down);
+  }
+
+  private String offsetText(
+      java.time.Instant server, java.time.Instant before, java.time.Instant after) {
+    Duration offset =
+        Duration.between(before.plus(Duration.between(before, after).dividedBy(2)), server);
+    return offset.toMillis() + " ms";
+  }
+}

@@ -1,0 +1,198 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/**
+ * R16 Replies: {@code await} with a zero timeout polls, and an abandoned reply ends exactly once.
+ * The engine awaits every node's reply against one deadline and abandons the ones that miss it; it
+ * counts on each abandoned reply to tell it, once, how the call ended, so that it can release a
+ * late "acquired" and know when a node has nothing in flight.
+ */
+abstract class R16Replies extends R15StoreClock {
+
+  /** How many bursts of calls the rules start to find a call not answered yet. */
+  private static final int TRIES = 20;
+
+  /** Calls per burst: the last one waits behind the others. */
+  private static final int BURST = 4;
+
+  /** How long the kit watches an abandoned reply after it ended, for a second ending. */
+  private static final Duration AFTERWARDS = Duration.ofMillis(200);
+
+  /**
+   * R16.1: {@code await(Duration.ZERO)} right after a call starts returns the answer if it is
+   * already there, and otherwise throws {@link NodeTimeoutException} at once (within a second): it
+   * neither waits for the store nor rejects the zero timeout.
+   *
+   * <p>If this fails, treat a zero timeout as a poll ({@code CompletableFuture.getNow}, or {@code
+   * isDone()} first), not as "no timeout" ({@code Socket.setSoTimeout(0)} and {@code
+   * Object.wait(0)} wait forever) and not as an invalid argument.
+   */
+  @Test
+  @DisplayName("R16.1 await(Duration.ZERO) answers at once or throws NodeTimeoutException")
+  void r16_1_awaitZeroPolls() {
+    for (int i = 0; i < 5; i++) {
+      Started call = start("r16.1");
+      long begin = System.nanoTime();
+      try {
+        assertThat(call.reply().await(Duration.ZERO))
+            .as("R16.1: the answer of await(Duration.ZERO) to tryAcquire of a fresh key")
+            .isEqualTo(AcquireResult.ACQUIRED);
+      } catch (NodeTimeoutException notYet) {
+        call.reply().abandon(late -> {}); // the contract: a reply that timed out is abandoned
+      } catch (RuntimeException e) {
+        fail(
+            "R16.1: await(Duration.ZERO) threw %s; it must answer or throw NodeTimeoutException",
+            e);
+      }
+      assertThat(Duration.ofNanos(System.nanoTime() - begin))
+          .as("R16.1: how long await(Duration.ZERO) took (a poll must not wait for the store)")
+          .isLessThan(Duration.ofSeconds(1));
+    }
+  }
+
+  /**
+   * R16.2: a reply abandoned after {@code await} timed out ends exactly once, within {@link
+   * LockNodeCompatibilityKit#replyTimeout()}: {@code ended} is called with the call's answer or
+   * with null, and never again; a late "acquired" is true (the key is held by the call's token).
+   * Skipped if the node answered every call before a zero-timeout {@code await} returned.
+   *
+   * <p>If this fails, check {@code abandon}: it must call {@code ended} on every path (answer,
+   * failure, dropped, the backend's own read timeout), once; e.g. {@code future.whenComplete((v, e)
+   * -> ended.accept(e == null ? v : null))} on a future that every path completes.
+   */
+  @Test
+  @DisplayName("R16.2 an abandoned reply ends exactly once, with its answer or null")
+  void r16_2_abandonedReplyEndsOnce() throws InterruptedException {
+    Ending ending = abandonOne("R16.2", false);
+    assertThat(ending.ended())
+        .as("R16.2: an abandoned reply called ended within %s", kit().replyTimeout())
+        .isTrue();
+    assertThat(ending.calls().get())
+        .as(
+            "R16.2: times ended was called (once, and %d ms later still once)",
+            AFTERWARDS.toMillis())
+        .isEqualTo(1);
+    Object late = ending.value().get();
+    if (late != null) {
+      assertThat(late)
+          .as("R16.2: the late answer of tryAcquire of a fresh key")
+          .isEqualTo(AcquireResult.ACQUIRED);
+      assertHeldBy(ending.call().key(), ending.call().token(), "R16.2: after a late \"acquired\",");
+    }
+  }
+
+  /**
+   * R16.3: a call whose abandoned reply ended with null has no effect afterwards: a call that was
+   * not sent yet is dropped, never sent late. Skipped if every abandoned call had been sent already
+   * (it then ends with its answer, R16.2).
+   *
+   * <p>If this fails, {@code abandon} reported null but left the call in a queue: take it out (or
+   * mark it so that the worker skips it) in the same step that decides the call was not sent, as
+   * {@code Reply.supplyAsync} does.
+   */
+  @Test
+  @DisplayName("R16.3 a call abandoned before it was sent is dropped, not sent late")
+  void r16_3_droppedCallHasNoEffect() throws InterruptedException {
+    Ending ending = abandonOne("R16.3", true);
+    assertThat(ending.ended())
+        .as("R16.3: an abandoned reply called ended within %s (R16.2)", kit().replyTimeout())
+        .isTrue();
+    sleepUntil(System.nanoTime() + AFTERWARDS.toNanos());
+    assertAbsent(
+        ending.call().key(),
+        "R16.3: an abandoned tryAcquire that ended with null (dropped) was run all the same:");
+  }
+
+  private record Started(String key, String token, Reply<AcquireResult> reply) {}
+
+  private record Ending(
+      Started call, boolean ended, AtomicInteger calls, AtomicReference<Object> value) {}
+
+  /** A tryAcquire of a fresh key; the key is released after the test, whatever happens. */
+  private Started start(String label) {
+    String key = key(label);
+    String token = token();
+    held.add(new Held(key, token));
+    return new Started(key, token, node().tryAcquire(key, token, LONG_TTL));
+  }
+
+  /**
+   * Starts bursts of calls until a zero-timeout await finds the last call of a burst unanswered,
+   * abandons it and waits for its end; with {@code dropped}, until such a call ends with null.
+   * Skips the rule if none does. (The burst makes the last call wait behind the others.)
+   */
+  private Ending abandonOne(String rule, boolean dropped) throws InterruptedException {
+    String label = rule.toLowerCase(java.util.Locale.ROOT);
+    int answered = 0;
+    for (int i = 0; i < TRIES; i++) {
+      List<Started> burst = new ArrayList<>();
+      for (int b = 0; b < BURST; b++) {
+        burst.add(start(label));
+      }
+      Started last = burst.get(BURST - 1);
+      Ending ending = null;
+      try {
+        last.reply().await(Duration.ZERO);
+        answered++;
+      } catch (NodeTimeoutException notYet) {
+        ending = abandon(last);
+      }
+      for (Started other : burst.subList(0, BURST - 1)) {
+        other.reply().await(kit().replyTimeout());
+      }
+      if (ending == null || (dropped && ending.ended() && ending.value().get() != null)) {
+        continue; // answered at once, or (for R16.3) sent already and ended with its answer
+      }
+      sleepUntil(System.nanoTime() + AFTERWARDS.toNanos());
+      return ending;
+    }
+    Assumptions.assumeTrue(
+        false,
+        rule
+            + " skipped: of the last calls of "
+            + TRIES
+            + " bursts of "
+            + BURST
+            + ", "
+            + answered
+            + " were answered before a zero-timeout await returned"
+            + (dropped
+                ? " and the others had been sent already (they ended with their answer)"
+                : "")
+            + ", so there was nothing "
+            + (dropped ? "to drop" : "to abandon"));
+    throw new AssertionError("unreachable");
+  }
+
+  /** Abandons {@code call} and waits for its end, up to {@code replyTimeout()}. */
+  private Ending abandon(Started call) throws InterruptedException {
+    AtomicInteger calls = new AtomicInteger();
+    AtomicReference<Object> value = new AtomicReference<>();
+    CountDownLatch first = new CountDownLatch(1);
+    call.reply()
+        .abandon(
+            late -> {
+              value.set(late);
+              calls.incrementAndGet();
+              first.countDown();
+            });
+    boolean ended = first.await(kit().replyTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    return new Ending(call, ended, calls, value);
+  }
+}

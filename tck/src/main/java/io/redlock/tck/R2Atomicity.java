@@ -1,0 +1,159 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.LockNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R2 Atomicity: exactly one of many concurrent callers acquires a key. */
+abstract class R2Atomicity extends R1ConditionalInsert {
+
+  /**
+   * R2.1: of {@value Harness#THREADS} threads racing {@code tryAcquire} on one absent key through
+   * one node, exactly one acquires; repeated for {@value Harness#ROUNDS} rounds with fresh keys.
+   *
+   * <p>If this fails, check that the insert is a single atomic statement on the server (Redis
+   * {@code SET NX PX}; SQL {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE expired RETURNING};
+   * MongoDB an upsert on {@code _id}), not a read followed by a write, and that a unique-key
+   * violation from a racing insert is answered as "held", not as an error or a success.
+   */
+  @Test
+  @DisplayName("R2.1 of many threads racing on one node, exactly one acquires, every round")
+  void r2_1_oneNodeManyThreads() throws InterruptedException {
+    LockNode shared = node();
+    raceRounds("R2.1", i -> shared);
+  }
+
+  /**
+   * R2.2: of {@value Harness#THREADS} threads spread over {@value Harness#CLIENTS} separate node
+   * instances (separate clients, separate connections), exactly one acquires; repeated for {@value
+   * Harness#ROUNDS} rounds.
+   *
+   * <p>If R2.1 passes and this fails, the exclusion lives in the client, not the store: a lock or
+   * cache inside the node object, or a per-client transaction that does not see the others' inserts
+   * (check the isolation level and the unique constraint on the key column).
+   */
+  @Test
+  @DisplayName("R2.2 of several separate node instances racing on one key, exactly one acquires")
+  void r2_2_separateClients() throws InterruptedException {
+    List<LockNode> clients = new ArrayList<>();
+    for (int i = 0; i < CLIENTS; i++) {
+      clients.add(newNode());
+    }
+    raceRounds("R2.2", i -> clients.get(i % CLIENTS));
+  }
+
+  /**
+   * R2.3: mutual exclusion end to end. {@value Harness#THREADS} threads on {@value Harness#CLIENTS}
+   * node instances each increment a shared counter {@value Harness#INCREMENTS_PER_THREAD} times
+   * with a non-atomic read-pause-write, only while holding one key; the final count is exact and no
+   * two threads are ever inside at once.
+   *
+   * <p>If this fails while R2.1 and R2.2 pass, check release (it must delete only the caller's key,
+   * R4) and that a key released by one client is immediately acquirable by another. If it fails by
+   * timing out, a released key is not becoming free.
+   */
+  @Test
+  @DisplayName("R2.3 threads incrementing a non-atomic counter under the key lose no update")
+  void r2_3_mutualExclusionFuzz() throws InterruptedException {
+    List<LockNode> clients = new ArrayList<>();
+    for (int i = 0; i < CLIENTS; i++) {
+      clients.add(newNode());
+    }
+    String key = key("r2.3");
+    NonAtomicCounter counter = new NonAtomicCounter();
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger mostInside = new AtomicInteger();
+    Map<String, Integer> problems = new java.util.concurrent.ConcurrentHashMap<>();
+    long deadline = System.nanoTime() + RACE_TIMEOUT.toNanos() - Duration.ofSeconds(5).toNanos();
+    try (Race race = new Race(THREADS, "r2.3")) {
+      race.run(
+          i ->
+              () -> {
+                LockNode client = clients.get(i % CLIENTS);
+                int done = 0;
+                while (done < INCREMENTS_PER_THREAD) {
+                  if (System.nanoTime() > deadline) {
+                    problems.merge(
+                        "a thread could not finish its increments before the deadline: the key never became free",
+                        1,
+                        Integer::sum);
+                    return null;
+                  }
+                  String mine = token();
+                  if (acquire(client, key, mine, LONG_TTL)) {
+                    mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                    int seen = counter.value;
+                    Thread.sleep(1); // widens the window in which a second holder loses updates
+                    counter.value = seen + 1;
+                    inside.decrementAndGet();
+                    if (!release(client, key, mine)) {
+                      problems.merge("a holder's release answered false", 1, Integer::sum);
+                    }
+                    done++;
+                  } else {
+                    Thread.sleep(ThreadLocalRandom.current().nextInt(1, 3));
+                  }
+                }
+                return null;
+              },
+          RACE_TIMEOUT);
+    }
+    int expected = THREADS * INCREMENTS_PER_THREAD;
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(mostInside.get())
+        .as("R2.3: most threads holding the key at the same time (must be 1)")
+        .isEqualTo(1);
+    soft.assertThat(counter.value)
+        .as("R2.3: counter after %d increments under the key (lost updates = overlap)", expected)
+        .isEqualTo(expected);
+    soft.assertThat(problems).as("R2.3: problems seen by the threads, with their counts").isEmpty();
+    soft.assertAll();
+  }
+
+  private void raceRounds(String rule, java.util.function.IntFunction<LockNode> nodeOfThread)
+      throws InterruptedException {
+    try (Race race = new Race(THREADS, rule)) {
+      for (int round = 0; round < ROUNDS; round++) {
+        String key = key(rule.toLowerCase(java.util.Locale.ROOT) + "-round" + round);
+        List<String> tokens = new ArrayList<>();
+        for (int i = 0; i < THREADS; i++) {
+          tokens.add(token());
+        }
+        List<Boolean> won =
+            race.run(
+                i -> () -> acquire(nodeOfThread.apply(i), key, tokens.get(i), LONG_TTL),
+                RACE_TIMEOUT);
+        List<String> winners = new ArrayList<>();
+        for (int i = 0; i < THREADS; i++) {
+          if (won.get(i)) {
+            winners.add(tokens.get(i));
+          }
+        }
+        assertThat(winners)
+            .as(
+                "%s: round %d: %d threads raced tryAcquire on one absent key; tokens that"
+                    + " were told acquired=true (exactly one expected)",
+                rule, round, THREADS)
+            .hasSize(1);
+        assertHeldBy(key, winners.get(0), rule + " round " + round);
+        assertThat(release(node(), key, winners.get(0)))
+            .as("%s: round %d: the winner's release", rule, round)
+            .isTrue();
+      }
+    }
+  }
+
+  /** A counter whose increment is deliberately not atomic; volatile only for visibility. */
+  private static final class NonAtomicCounter {
+    volatile int value;
+  }
+}

@@ -1,0 +1,201 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R3 Expiry: a key lives for its TTL on the store's clock, then counts as absent. */
+abstract class R3Expiry extends R2Atomicity {
+
+  /**
+   * R3.1: a key is held from its acquire until its TTL minus one precision step: checked right
+   * after acquiring and again just before that end. The tolerance is one-sided: a store may round a
+   * TTL up to its precision, never down, and no latency allowance lets a key end early.
+   *
+   * <p>If this fails, check the unit of the TTL sent to the store (milliseconds vs seconds vs
+   * microseconds), that it is rounded up rather than truncated ({@code toMillis()} of 1.9 ms is 1
+   * ms; a store with a clock in whole seconds must round up and add a second, since its "now" is up
+   * to a second old), and that expiry is "now + ttl" on the server, not a timestamp computed on the
+   * client and compared on the server (or the other way round).
+   */
+  @Test
+  @DisplayName("R3.1 a key is held until its TTL minus one precision step, never less")
+  void r3_1_heldUntilTtl() {
+    Duration ttl = ttl(Duration.ofSeconds(1).plus(precision().multipliedBy(2)));
+    for (int attempt = 0; attempt < 5; attempt++) {
+      String key = key("r3.1-" + attempt);
+      long start = System.nanoTime();
+      assertThat(acquire(node(), key, token(), ttl)).isTrue();
+      long end = heldUntil(start, ttl);
+      long probeStart = System.nanoTime();
+      Optional<Boolean> first = heldBefore(key, end);
+      long roundTrip = System.nanoTime() - probeStart;
+      first.ifPresent(
+          held ->
+              assertThat(held)
+                  .as(
+                      "R3.1: a key with a TTL of %d ms was free right after acquiring",
+                      ttl.toMillis())
+                  .isTrue());
+      // The last probe starts a few round trips before the end, so that it ends before it.
+      sleepUntil(end - Math.max(Duration.ofMillis(5).toNanos(), 3 * roundTrip));
+      Optional<Boolean> last = heldBefore(key, end);
+      if (first.isEmpty() || last.isEmpty()) {
+        continue; // too slow to judge this time; try again with a fresh key
+      }
+      assertThat(last.get())
+          .as(
+              "R3.1: a key with a TTL of %d ms was free %d ms after the acquire started: it must be"
+                  + " held for its TTL minus one precision step (%d ms); the key ended early",
+              ttl.toMillis(), (System.nanoTime() - start) / 1_000_000, precision().toMillis())
+          .isTrue();
+      return;
+    }
+    fail(
+        "R3.1: in 5 attempts no probe ended within the TTL of %d ms: the machine or the store is"
+            + " far too slow to judge this rule",
+        ttl.toMillis());
+  }
+
+  /**
+   * R3.2: a key is absent once its TTL, one precision step and {@link
+   * LockNodeCompatibilityKit#expiryTolerance()} have passed: another token acquires it.
+   *
+   * <p>If this fails, check that tryAcquire treats a key whose expiry has passed as absent (SQL:
+   * the {@code WHERE expires_at <= now()} branch of the upsert; MongoDB: do not rely on the TTL
+   * monitor, which runs every 60 s), and the TTL unit.
+   */
+  @Test
+  @DisplayName("R3.2 a key is absent after its TTL plus one precision step and the tolerance")
+  void r3_2_absentAfterTtl() {
+    Duration ttl = ttl(SHORT_TTL);
+    String key = key("r3.2");
+    assertThat(acquire(node(), key, token(), ttl)).isTrue();
+    sleepPastExpiry(System.nanoTime(), ttl);
+    assertAbsent(key, "R3.2: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
+  }
+
+  /**
+   * R3.3: a sub-second TTL is honoured: not truncated to zero (the key is held right after
+   * acquiring) and not rounded up to a second (it is absent after the TTL plus the tolerance).
+   * Skipped if the node declares a {@code ttlPrecision} coarser than 100 ms.
+   *
+   * <p>If this fails, check for {@code Duration.toSeconds()} or {@code EX} where {@code toMillis()}
+   * or {@code PX} belongs, and for a timestamp column with second precision.
+   */
+  @Test
+  @DisplayName("R3.3 a sub-second TTL is neither truncated nor rounded up to a second")
+  void r3_3_subSecondTtl() {
+    Assumptions.assumeTrue(
+        precision().compareTo(Duration.ofMillis(100)) <= 0,
+        "R3.3 skipped: the node declares a TTL precision of "
+            + precision().toMillis()
+            + " ms, so it does not take sub-second TTLs");
+    Duration ttl = ttl(Duration.ofMillis(200));
+    for (int attempt = 0; attempt < 5; attempt++) {
+      String key = key("r3.3-" + attempt);
+      long start = System.nanoTime();
+      assertThat(acquire(node(), key, token(), ttl)).isTrue();
+      long acquired = System.nanoTime();
+      Optional<Boolean> held = heldBefore(key, heldUntil(start, ttl));
+      if (held.isEmpty()) {
+        continue; // too slow to judge "held" this time; try again with a fresh key
+      }
+      assertThat(held.get())
+          .as("R3.3: a key with a TTL of %d ms was free right after acquiring", ttl.toMillis())
+          .isTrue();
+      sleepPastExpiry(acquired, ttl);
+      assertAbsent(key, "R3.3: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
+      return;
+    }
+    fail("R3.3: could not check within %d ms of acquiring in 5 attempts", ttl.toMillis());
+  }
+
+  /**
+   * R3.4: an expired key that the store has not removed yet counts as absent for all three
+   * operations: another token acquires it, the old owner cannot extend it (nor bring it back), and
+   * the old owner's release answers false.
+   *
+   * <p>If this fails, check that every statement carries the expiry condition, not only tryAcquire:
+   * compare-and-extend and compare-and-delete must also say "and expires_at > now()". A store that
+   * deletes expired keys lazily (Redis) passes by itself; a table with leftover rows (SQL, MongoDB)
+   * needs the condition in each statement.
+   */
+  @Test
+  @DisplayName("R3.4 an expired key not yet removed is absent for tryAcquire, extend and release")
+  void r3_4_expiredButNotCollected() {
+    Duration ttl = ttl(SHORT_TTL);
+    String forAcquire = key("r3.4-acquire");
+    String forExtend = key("r3.4-extend");
+    String forRelease = key("r3.4-release");
+    String owner = token();
+    assertThat(acquire(node(), forAcquire, owner, ttl)).isTrue();
+    assertThat(acquire(node(), forExtend, owner, ttl)).isTrue();
+    assertThat(acquire(node(), forRelease, owner, ttl)).isTrue();
+    sleepPastExpiry(System.nanoTime(), ttl);
+
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(acquire(node(), forAcquire, token(), LONG_TTL))
+        .as("R3.4: tryAcquire by another token of a key whose TTL has passed")
+        .isTrue();
+    soft.assertThat(extend(node(), forExtend, owner, LONG_TTL))
+        .as("R3.4: extend by the old owner of a key whose TTL has passed")
+        .isFalse();
+    soft.assertThat(release(node(), forRelease, owner))
+        .as("R3.4: release by the old owner of a key whose TTL has passed")
+        .isFalse();
+    soft.assertAll();
+    assertAbsent(forExtend, "R3.4: after the old owner's extend of an expired key");
+    assertAbsent(forRelease, "R3.4: after the old owner's release of an expired key");
+  }
+
+  /**
+   * R3.5 (needs {@link LockNodeCompatibilityKit#keyInspector()}): the TTL is counted on the server:
+   * right after acquiring, the server's remaining TTL is the requested TTL within one precision
+   * step, and after a wait of at least three steps it has counted down by that wait.
+   *
+   * <p>If this fails, check that the store computes the expiry itself from the relative TTL (Redis
+   * {@code PX}; SQL {@code clock_timestamp() + interval}; MongoDB {@code $$NOW}), rather than the
+   * client sending {@code Instant.now() + ttl}: client clocks drift and skew, which is what broke
+   * ShedLock's providers. Also check the inspector, which must read the server's view.
+   */
+  @Test
+  @DisplayName("R3.5 (backdoor) the server's remaining TTL is the TTL and counts down")
+  void r3_5_ttlCountedOnServer() {
+    KeyInspector backdoor = requireInspector("R3.5");
+    Duration ttl = ttl(Duration.ofSeconds(10));
+    // One step of rounding each way, and a little for the inspector's own arithmetic.
+    Duration slack = precision().plusMillis(20);
+    String key = key("r3.5");
+    String owner = token();
+    long start = System.nanoTime();
+    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    long acquired = System.nanoTime();
+    KeyInspector.KeyState first = inspectPresent(backdoor, key, "R3.5");
+    long inspected = System.nanoTime();
+    assertThat(first.owner()).as("R3.5: owner read through the backdoor").isEqualTo(owner);
+    assertThat(first.remainingTtl())
+        .as("R3.5: the server's remaining TTL right after acquiring with a TTL of %s", ttl)
+        .isLessThanOrEqualTo(ttl.plus(slack))
+        .isGreaterThanOrEqualTo(ttl.minus(Duration.ofNanos(inspected - start)).minus(slack));
+
+    // Longer than the steps a coarse clock counts in: a remaining TTL read on either side of a
+    // tick may be off by a step.
+    Duration wait = max(Duration.ofMillis(300), precision().multipliedBy(3));
+    sleepUntil(acquired + wait.toNanos());
+    Duration waited = Duration.ofNanos(System.nanoTime() - acquired);
+    KeyInspector.KeyState second = inspectPresent(backdoor, key, "R3.5");
+    assertThat(second.remainingTtl())
+        .as(
+            "R3.5: the server's remaining TTL %d ms after acquiring (it must count down on the"
+                + " server)",
+            waited.toMillis())
+        .isLessThanOrEqualTo(ttl.minus(waited).plus(slack).plus(precision()));
+  }
+}

@@ -1,0 +1,156 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.spi.LockNode;
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R4 Compare-and-delete: release deletes a key only if it holds the caller's token. */
+abstract class R4CompareAndDelete extends R3Expiry {
+
+  /**
+   * R4.1: release with a wrong token answers false and changes nothing: the owner still holds the
+   * key.
+   *
+   * <p>If this fails, check that the delete compares the token in the same atomic step (Redis: a
+   * Lua script {@code if GET == token then DEL}; SQL: {@code DELETE ... WHERE key = ? AND token =
+   * ?}), not a plain {@code DEL}.
+   */
+  @Test
+  @DisplayName("R4.1 a wrong token does not delete the key and answers false")
+  void r4_1_wrongTokenIsNoOp() {
+    String key = key("r4.1");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(release(node(), key, token()))
+        .as("R4.1: release with a wrong token must answer false")
+        .isFalse();
+    assertHeldBy(key, owner, "R4.1: after a release with a wrong token,");
+    assertThat(release(node(), key, owner)).as("R4.1: the owner's release afterwards").isTrue();
+  }
+
+  /**
+   * R4.2: release with the right token deletes the key and answers true; a second release answers
+   * false.
+   *
+   * <p>If this fails, check the answer mapping: Redis {@code EVAL} returns 1 or 0, SQL the
+   * affected-row count; the node must answer true only when it deleted.
+   */
+  @Test
+  @DisplayName("R4.2 the right token deletes the key and answers true, once")
+  void r4_2_rightTokenDeletes() {
+    String key = key("r4.2");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(release(node(), key, owner))
+        .as("R4.2: release with the owner's token must answer true")
+        .isTrue();
+    inspector()
+        .ifPresent(
+            backdoor ->
+                assertThat(backdoor.inspect(key))
+                    .as("R4.2: the key read through the backdoor after release")
+                    .isEmpty());
+    assertThat(release(node(), key, owner))
+        .as("R4.2: a second release of the same key must answer false")
+        .isFalse();
+    assertAbsent(key, "R4.2: after release");
+  }
+
+  /**
+   * R4.3: release of a key that does not exist answers false and creates nothing.
+   *
+   * <p>If this fails, check that an absent key is answered false, not true and not an exception.
+   */
+  @Test
+  @DisplayName("R4.3 release of an absent key answers false")
+  void r4_3_releaseOfAbsentKey() {
+    String key = key("r4.3");
+    assertThat(release(node(), key, token()))
+        .as("R4.3: release of a key that was never acquired")
+        .isFalse();
+    assertAbsent(key, "R4.3: after releasing a key that was never acquired");
+  }
+
+  /**
+   * R4.4: after a key expired and another token acquired it, the old token's release answers false
+   * and the new owner keeps the key.
+   *
+   * <p>If this fails, the delete is not comparing the token, or compares it against a stale copy:
+   * check that token comparison and delete are one atomic step on the server.
+   */
+  @Test
+  @DisplayName("R4.4 the old token cannot delete the new owner's key after expiry")
+  void r4_4_oldTokenCannotDeleteNewOwnersKey() {
+    String key = key("r4.4");
+    String old = token();
+    Duration ttl = ttl(SHORT_TTL);
+    assertThat(acquire(node(), key, old, ttl)).isTrue();
+    sleepPastExpiry(System.nanoTime(), ttl);
+    String current = token();
+    assertThat(acquire(node(), key, current, LONG_TTL))
+        .as("R4.4: another token acquires the key after its TTL")
+        .isTrue();
+    assertThat(release(node(), key, old))
+        .as("R4.4: release by the old token of a key now held by another")
+        .isFalse();
+    assertHeldBy(key, current, "R4.4: after the old token's release,");
+    assertThat(release(node(), key, current)).isTrue();
+  }
+
+  /**
+   * R4.5: ownership is the token, not the connection: a separate node instance that knows the token
+   * can extend and release the key.
+   *
+   * <p>If this fails, check that the node does not tie keys to its own session (a database session
+   * lock, a client id stored next to the token, an in-memory map of what it acquired).
+   */
+  @Test
+  @DisplayName("R4.5 any node instance that has the token can extend and release the key")
+  void r4_5_tokenIsOwnership() {
+    LockNode other = newNode();
+    String key = key("r4.5");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(extend(other, key, owner, LONG_TTL))
+        .as("R4.5: extend through another node instance with the owner's token")
+        .isTrue();
+    assertThat(release(other, key, owner))
+        .as("R4.5: release through another node instance with the owner's token")
+        .isTrue();
+    assertAbsent(key, "R4.5: after release through another node instance");
+  }
+
+  /**
+   * R4.6: compare-and-delete is one atomic step even at the key's expiry: the old owner's late
+   * release, racing other clients that acquire the key the moment it expires, never deletes the key
+   * one of them acquired. Raced in rounds, at moments spread around the expiry.
+   *
+   * <p>If this fails, the release reads and then deletes: a {@code GET} followed by {@code DEL}, a
+   * {@code SELECT} followed by {@code DELETE ... WHERE key = ?}. Between the two the key can expire
+   * and be taken; put the token comparison into the delete itself (the algorithm's Lua script;
+   * {@code DELETE ... WHERE key = ? AND token = ?}).
+   */
+  @Test
+  @DisplayName("R4.6 a release racing a takeover at expiry never deletes the new owner's key")
+  void r4_6_releaseIsAtomicAtExpiry() throws InterruptedException {
+    for (Takeover round : raceAtExpiry("R4.6", this::release)) {
+      assertThat(round.takers())
+          .as(
+              "R4.6: clients that acquired the key while the old owner's release raced them (%s);"
+                  + " a second one means the old owner deleted the new owner's key",
+              round)
+          .hasSizeLessThanOrEqualTo(1);
+      for (String taker : round.takers()) {
+        assertThat(release(node(), round.key(), taker))
+            .as(
+                "R4.6: the new owner's release after the old owner's release raced its acquire"
+                    + " (%s): the old owner deleted the new owner's key",
+                round)
+            .isTrue();
+      }
+    }
+  }
+}

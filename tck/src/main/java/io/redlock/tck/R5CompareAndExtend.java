@@ -1,0 +1,217 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import java.time.Duration;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R5 Compare-and-extend: extend moves the expiry only for the owner of a live key. */
+abstract class R5CompareAndExtend extends R4CompareAndDelete {
+
+  /**
+   * R5.1: extend with a wrong token answers false and does not move the expiry: the key still
+   * expires at its original time.
+   *
+   * <p>If this fails, check that the extend compares the token in the same atomic step (Redis:
+   * {@code if GET == token then PEXPIRE}; SQL: {@code UPDATE ... WHERE key = ? AND token = ?}).
+   */
+  @Test
+  @DisplayName("R5.1 a wrong token cannot extend the key, and its expiry does not move")
+  void r5_1_onlyOwnerExtends() {
+    Duration ttl = ttl(SHORT_TTL);
+    String key = key("r5.1");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    long acquired = System.nanoTime();
+    assertThat(extend(node(), key, token(), LONG_TTL))
+        .as("R5.1: extend with a wrong token must answer false")
+        .isFalse();
+    inspector()
+        .flatMap(backdoor -> backdoor.inspect(key))
+        .ifPresent(
+            state ->
+                assertThat(state.owner())
+                    .as("R5.1: owner after a wrong-token extend, read through the backdoor")
+                    .isEqualTo(owner));
+    sleepPastExpiry(acquired, ttl);
+    assertAbsent(key, "R5.1: at its original expiry, after a wrong-token extend");
+  }
+
+  /**
+   * R5.2: a key whose TTL has passed cannot be extended, and the attempt does not bring it back.
+   *
+   * <p>If this fails, check that the extend statement carries the expiry condition ("and not
+   * expired"), and that it updates rather than upserts.
+   */
+  @Test
+  @DisplayName("R5.2 an expired key cannot be extended, even by its old owner")
+  void r5_2_notAfterExpiry() {
+    Duration ttl = ttl(SHORT_TTL);
+    String key = key("r5.2");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    sleepPastExpiry(System.nanoTime(), ttl);
+    assertThat(extend(node(), key, owner, LONG_TTL))
+        .as("R5.2: extend by the old owner after the TTL has passed")
+        .isFalse();
+    assertAbsent(key, "R5.2: after an extend of an expired key");
+  }
+
+  /**
+   * R5.3: the new expiry is counted from now: extended with a longer TTL before it expires, a key
+   * is still held after its original expiry, and expires after the new TTL.
+   *
+   * <p>If this fails, check that extend sets the expiry to "server now + ttl" (Redis {@code PEXPIRE
+   * key ttl}; SQL {@code expires_at = clock_timestamp() + ttl}) and answers true only if it did.
+   */
+  @Test
+  @DisplayName("R5.3 an extended key is held past its original expiry, until now + the new TTL")
+  void r5_3_extendCountsFromNow() {
+    // Several precision steps, so that the key is surely held when it is extended halfway.
+    Duration ttl = ttl(max(SHORT_TTL, precision().multipliedBy(3)));
+    // Long enough to be held, by its own measure, well after the original expiry has passed.
+    Duration longer =
+        ttl(ttl.plus(precision().multipliedBy(2)).plus(kit().expiryTolerance().multipliedBy(2)));
+    for (int attempt = 0; attempt < 3; attempt++) {
+      String key = key("r5.3-" + attempt);
+      String owner = token();
+      long start = System.nanoTime();
+      assertThat(acquire(node(), key, owner, ttl)).isTrue();
+      long acquired = System.nanoTime();
+      sleepUntil(start + ttl.toNanos() / 2);
+      long extendStart = System.nanoTime();
+      boolean extended = extend(node(), key, owner, longer);
+      long extendEnd = System.nanoTime();
+      if (extendEnd - heldUntil(start, ttl) > 0) {
+        continue; // Too close to the TTL to judge on this machine; try again with a fresh key.
+      }
+      assertThat(extended).as("R5.3: the owner's extend of a live key must answer true").isTrue();
+      sleepPastExpiry(acquired, ttl);
+      assertHeldInTime(key, extendStart, longer, "past its original expiry", "R5.3");
+      sleepPastExpiry(extendEnd, longer);
+      assertAbsent(key, "R5.3: after the extended TTL plus the tolerance");
+      return;
+    }
+    fail(
+        "R5.3: in 3 attempts, extend never returned before the %d ms TTL ran out: the machine or"
+            + " the store is far too slow to judge this rule",
+        ttl.toMillis());
+  }
+
+  /**
+   * R5.4: extending with a shorter TTL sets the expiry to now + that TTL; it does not keep the
+   * longer one nor add to it.
+   *
+   * <p>If this fails, check that extend overwrites the expiry ({@code PEXPIRE}, {@code SET
+   * expires_at = now + ttl}) rather than {@code GREATEST(expires_at, ...)} or {@code expires_at +
+   * ttl}.
+   */
+  @Test
+  @DisplayName("R5.4 extend with a shorter TTL sets the expiry to now + that TTL")
+  void r5_4_shorterTtlCountsFromNow() {
+    Duration ttl = ttl(SHORT_TTL);
+    String key = key("r5.4");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(extend(node(), key, owner, ttl))
+        .as("R5.4: the owner's extend of a live key with a shorter TTL")
+        .isTrue();
+    long extended = System.nanoTime();
+    sleepPastExpiry(extended, ttl);
+    assertAbsent(key, "R5.4: after being extended to " + ttl.toMillis() + " ms from a longer TTL");
+  }
+
+  /**
+   * R5.5: after a key expired and another token acquired it, the old token's extend answers false
+   * and does not take the key back.
+   *
+   * <p>If this fails, check that the extend compares the token on the server in the same step as it
+   * moves the expiry.
+   */
+  @Test
+  @DisplayName("R5.5 the old token cannot extend the new owner's key after expiry")
+  void r5_5_oldTokenCannotExtendNewOwnersKey() {
+    String key = key("r5.5");
+    String old = token();
+    Duration ttl = ttl(SHORT_TTL);
+    assertThat(acquire(node(), key, old, ttl)).isTrue();
+    sleepPastExpiry(System.nanoTime(), ttl);
+    String current = token();
+    assertThat(acquire(node(), key, current, LONG_TTL)).isTrue();
+    assertThat(extend(node(), key, old, LONG_TTL))
+        .as("R5.5: extend by the old token of a key now held by another")
+        .isFalse();
+    assertHeldBy(key, current, "R5.5: after the old token's extend,");
+    assertThat(release(node(), key, current)).isTrue();
+  }
+
+  /**
+   * R5.6: extend of a key that does not exist answers false and does not create it.
+   *
+   * <p>If this fails, check that extend is an update, not an upsert.
+   */
+  @Test
+  @DisplayName("R5.6 extend of an absent key answers false and does not create it")
+  void r5_6_extendOfAbsentKey() {
+    String key = key("r5.6");
+    assertThat(extend(node(), key, token(), LONG_TTL))
+        .as("R5.6: extend of a key that was never acquired")
+        .isFalse();
+    assertAbsent(key, "R5.6: after extending a key that was never acquired");
+  }
+
+  /**
+   * R5.7 (needs {@link LockNodeCompatibilityKit#keyInspector()}): after an extend, the server's
+   * remaining TTL is the new TTL counted from the extend.
+   *
+   * <p>If this fails, check the unit of the TTL in the extend statement, and that the expiry is
+   * computed on the server.
+   */
+  @Test
+  @DisplayName("R5.7 (backdoor) after extend the server's remaining TTL is the new TTL")
+  void r5_7_serverTtlAfterExtend() {
+    KeyInspector backdoor = requireInspector("R5.7");
+    Duration slack = precision().plusMillis(20);
+    Duration ttl = ttl(Duration.ofSeconds(5));
+    Duration longer = ttl(Duration.ofSeconds(20));
+    String key = key("r5.7");
+    String owner = token();
+    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    long start = System.nanoTime();
+    assertThat(extend(node(), key, owner, longer)).isTrue();
+    KeyInspector.KeyState state = inspectPresent(backdoor, key, "R5.7");
+    long inspected = System.nanoTime();
+    assertThat(state.owner()).as("R5.7: owner after extend").isEqualTo(owner);
+    assertThat(state.remainingTtl())
+        .as("R5.7: the server's remaining TTL after extending to %s", longer)
+        .isLessThanOrEqualTo(longer.plus(slack))
+        .isGreaterThanOrEqualTo(longer.minus(Duration.ofNanos(inspected - start)).minus(slack));
+  }
+
+  /**
+   * R5.8: compare-and-extend is one atomic step even at the key's expiry: the owner's extend,
+   * racing other clients that acquire the key the moment it expires, never succeeds when one of
+   * them acquired it (that would leave two holders). Raced in rounds, at moments spread around the
+   * expiry.
+   *
+   * <p>If this fails, the extend reads and then writes: a {@code GET} followed by {@code PEXPIRE},
+   * a {@code SELECT} followed by an {@code UPDATE ... WHERE key = ?}. Put the token and expiry
+   * conditions into the one statement that moves the expiry (a Lua script; {@code UPDATE ... WHERE
+   * key = ? AND token = ? AND expires_at > now()}), and answer from its affected-row count.
+   */
+  @Test
+  @DisplayName("R5.8 an extend racing a takeover at expiry never leaves two holders")
+  void r5_8_extendIsAtomicAtExpiry() throws InterruptedException {
+    for (Takeover round :
+        raceAtExpiry("R5.8", (n, key, owner) -> extend(n, key, owner, LONG_TTL))) {
+      assertThat(round.ownerAnswer() && !round.takers().isEmpty())
+          .as(
+              "R5.8: the owner's extend answered true although another client acquired the key at"
+                  + " its expiry (%s): both now believe they hold it",
+              round)
+          .isFalse();
+    }
+  }
+}

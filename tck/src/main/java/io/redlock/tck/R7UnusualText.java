@@ -1,0 +1,161 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.stream.Stream;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** R7 Unusual keys and tokens: any Unicode text round-trips exactly. */
+abstract class R7UnusualText extends R6KeyIsolation {
+
+  /** The unusual strings of R7.1 and R7.2, each with a readable name. */
+  static Stream<Named<String>> unusualStrings() {
+    return Stream.of(
+        Named.of("Cyrillic", "\u0437\u0430\u043c\u043e\u043a"),
+        Named.of("CJK", "\u9501\u5b9a\u8cc7\u6e90"),
+        Named.of("emoji with variation selector", "\uD83D\uDD12\uD83D\uDDDD\uFE0F"),
+        Named.of("emoji ZWJ sequence", "\uD83D\uDC69\u200D\uD83D\uDCBB"),
+        Named.of("non-BMP letters", "\uD835\uDD18\uD835\uDD2B\uD835\uDD26 \uD800\uDF48"),
+        Named.of("combining marks", "e\u0301 a\u0308 Z\u0335\u0321\u0354"),
+        Named.of("right-to-left text", "\u05de\u05e4\u05ea\u05d7 \u0645\u0641\u062a\u0627\u062d"),
+        Named.of("single quote", "it's"),
+        Named.of("double quotes", "\"quoted\""),
+        Named.of("SQL injection", "x'; DROP TABLE redlock_locks; --"),
+        Named.of("SQL comment and wildcards", "a /* b */ 100% _done_ # c"),
+        Named.of("JSON", "{\"$gt\": \"\", \"a\": [1, null], \"b\": {}}"),
+        Named.of("MongoDB operators", "$where.$set"),
+        Named.of("Lua pattern metacharacters", "^$()%.[]*+-? %s %d %%"),
+        Named.of("Lua long brackets", "]]--[[ ]=] [==["),
+        Named.of("backslashes", "C:\\path\\to\\lock \\n \\\\ \\u0000"),
+        Named.of("braces, dollars and percents", "${jndi:ldap://x} {0} $1 %(name)s"),
+        Named.of("only punctuation", "'\";--\\{}$%"),
+        Named.of("leading and trailing spaces", "  spaced out  "),
+        Named.of("newlines and tabs", "line1\nline2\r\nline3\ttabbed"),
+        Named.of("Redis protocol", "*1\r\n$4\r\nPING\r\n"),
+        Named.of("glob", "*?[a-z]"));
+  }
+
+  /**
+   * R7.1: a key made of unusual characters works for every operation and is stored exactly.
+   *
+   * <p>If this fails, check for string concatenation into SQL, JSON or Lua (use bound parameters
+   * and {@code KEYS}/{@code ARGV}), for a non-UTF-8 connection or column encoding (MySQL {@code
+   * utf8} is 3-byte: use {@code utf8mb4}), and for keys being trimmed or normalized.
+   */
+  @ParameterizedTest(name = "R7.1 a key with {0} round-trips")
+  @MethodSource("unusualStrings")
+  @DisplayName("R7.1 keys with unusual characters round-trip")
+  void r7_1_unusualKeys(String text) {
+    roundTrip(key("r7.1") + ":" + text, token(), "R7.1");
+  }
+
+  /**
+   * R7.2: a token made of unusual characters works for every operation and is stored exactly.
+   *
+   * <p>Check the same things as for R7.1, on the token column or argument.
+   */
+  @ParameterizedTest(name = "R7.2 a token with {0} round-trips")
+  @MethodSource("unusualStrings")
+  @DisplayName("R7.2 tokens with unusual characters round-trip")
+  void r7_2_unusualTokens(String text) {
+    roundTrip(key("r7.2"), token() + ":" + text, "R7.2");
+  }
+
+  /**
+   * R7.3: a key and a token of 1 KiB (1024 ASCII characters each) work.
+   *
+   * <p>If this fails, widen the key and token columns (at least 1024 characters; {@code text} is
+   * simplest) or do not truncate them.
+   */
+  @Test
+  @DisplayName("R7.3 a key and a token of 1 KiB of ASCII round-trip")
+  void r7_3_oneKibAscii() {
+    String key = padTo(key("r7.3") + ":", "k", 1024);
+    String token = padTo(token() + ":", "t", 1024);
+    assertThat(key).hasSize(1024);
+    roundTrip(key, token, "R7.3");
+  }
+
+  /**
+   * R7.4: a key and a token of 1 KiB in UTF-8 made of 4-byte characters (emoji) work.
+   *
+   * <p>If this fails, check the column's character set (4-byte UTF-8: MySQL {@code utf8mb4}) and
+   * that length limits are not applied in bytes where characters were meant, or the reverse.
+   */
+  @Test
+  @DisplayName("R7.4 a key and a token of 1 KiB of 4-byte UTF-8 characters round-trip")
+  void r7_4_oneKibOfFourByteCharacters() {
+    String lock = "\uD83D\uDD12"; // U+1F512, 4 bytes in UTF-8
+    String key = padTo(key("r7.4") + ":", lock, 1024);
+    String token = padTo(token() + ":", lock, 1024);
+    assertThat(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)).hasSizeLessThan(1025);
+    roundTrip(key, token, "R7.4");
+  }
+
+  /**
+   * R7.5: tokens are compared exactly: a token that differs from the owner's only in case, a
+   * trailing space, Unicode normalization or width neither releases nor extends the key.
+   *
+   * <p>If this fails, the token column compares with a collation: use a binary, no-pad comparison
+   * (see R6.3), and do not normalize tokens.
+   */
+  @Test
+  @DisplayName("R7.5 tokens are compared exactly, not case- or normalization-insensitively")
+  void r7_5_tokensComparedExactly() {
+    String base = token();
+    List<List<String>> pairs =
+        List.of(
+            List.of(base + "-Owner", base + "-owner"),
+            List.of(base + "-t", base + "-t "),
+            List.of(base + "-\u00e9", base + "-e\u0301"),
+            List.of(base + "-A", base + "-\uFF21"));
+    SoftAssertions soft = new SoftAssertions();
+    for (List<String> pair : pairs) {
+      String key = key("r7.5");
+      assertThat(acquire(node(), key, pair.get(0), LONG_TTL)).isTrue();
+      soft.assertThat(extend(node(), key, pair.get(1), LONG_TTL))
+          .as("R7.5: extend with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
+          .isFalse();
+      soft.assertThat(release(node(), key, pair.get(1)))
+          .as("R7.5: release with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
+          .isFalse();
+      soft.assertThat(release(node(), key, pair.get(0)))
+          .as("R7.5: release by the real owner %s", pair.get(0))
+          .isTrue();
+    }
+    soft.assertAll();
+  }
+
+  private void roundTrip(String key, String owner, String rule) {
+    SoftAssertions soft = new SoftAssertions();
+    soft.assertThat(acquire(node(), key, owner, LONG_TTL))
+        .as("%s: tryAcquire of an absent key", rule)
+        .isTrue();
+    inspector()
+        .ifPresent(
+            backdoor ->
+                soft.assertThat(backdoor.inspect(key).map(KeyInspector.KeyState::owner))
+                    .as("%s: the token stored under the key, read through the backdoor", rule)
+                    .contains(owner));
+    soft.assertThat(acquire(node(), key, token(), LONG_TTL))
+        .as("%s: tryAcquire by another token while held", rule)
+        .isFalse();
+    soft.assertThat(extend(node(), key, owner, LONG_TTL))
+        .as("%s: extend by the owner", rule)
+        .isTrue();
+    soft.assertThat(release(node(), key, token()))
+        .as("%s: release by another token", rule)
+        .isFalse();
+    soft.assertThat(release(node(), key, owner)).as("%s: release by the owner", rule).isTrue();
+    soft.assertThat(release(node(), key, owner))
+        .as("%s: a second release by the owner", rule)
+        .isFalse();
+    soft.assertAll();
+  }
+}

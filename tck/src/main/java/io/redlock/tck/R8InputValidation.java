@@ -1,0 +1,139 @@
+package io.redlock.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlock.RedlockException;
+import io.redlock.spi.Reply;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** R8 Input validation: bad arguments throw IllegalArgumentException from the call. */
+abstract class R8InputValidation extends R7UnusualText {
+
+  /**
+   * R8.1: a null or empty key is rejected by tryAcquire, release and extend with an {@link
+   * IllegalArgumentException} thrown by the method itself, with a message.
+   *
+   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireKey} first thing in each
+   * method, before anything is sent or handed to an executor.
+   */
+  @Test
+  @DisplayName("R8.1 a null or empty key is rejected by every operation")
+  void r8_1_badKey() {
+    String token = token();
+    for (String bad : new String[] {null, ""}) {
+      assertRejected(
+          "tryAcquire(" + quoted(bad) + ", token, ttl)",
+          () -> node().tryAcquire(bad, token, LONG_TTL));
+      assertRejected("release(" + quoted(bad) + ", token)", () -> node().release(bad, token));
+      assertRejected(
+          "extend(" + quoted(bad) + ", token, ttl)", () -> node().extend(bad, token, LONG_TTL));
+    }
+  }
+
+  /**
+   * R8.2: a null or empty token is rejected by tryAcquire, release and extend with an {@link
+   * IllegalArgumentException} thrown by the method itself, with a message.
+   *
+   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireToken} first thing in
+   * each method.
+   */
+  @Test
+  @DisplayName("R8.2 a null or empty token is rejected by every operation")
+  void r8_2_badToken() {
+    String key = key("r8.2");
+    for (String bad : new String[] {null, ""}) {
+      assertRejected(
+          "tryAcquire(key, " + quoted(bad) + ", ttl)", () -> node().tryAcquire(key, bad, LONG_TTL));
+      assertRejected("release(key, " + quoted(bad) + ")", () -> node().release(key, bad));
+      assertRejected(
+          "extend(key, " + quoted(bad) + ", ttl)", () -> node().extend(key, bad, LONG_TTL));
+    }
+  }
+
+  /**
+   * R8.3: a null, zero or negative TTL is rejected by tryAcquire and extend with an {@link
+   * IllegalArgumentException} thrown by the method itself, with a message.
+   *
+   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireTtl} first thing in
+   * tryAcquire and extend. A zero or negative TTL must never reach the store: Redis rejects it, and
+   * SQL would write a key that is already expired.
+   */
+  @Test
+  @DisplayName("R8.3 a null, zero or negative TTL is rejected by tryAcquire and extend")
+  void r8_3_badTtl() {
+    String key = key("r8.3");
+    String token = token();
+    for (Duration bad :
+        new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1), Duration.ofSeconds(-30)}) {
+      assertRejected(
+          "tryAcquire(key, token, " + bad + ")", () -> node().tryAcquire(key, token, bad));
+      assertRejected("extend(key, token, " + bad + ")", () -> node().extend(key, token, bad));
+    }
+  }
+
+  /**
+   * R8.4: a TTL below the node's declared {@code capabilities().ttlPrecision()} is rejected by
+   * tryAcquire and extend. Skipped if the precision is one nanosecond (nothing is below it).
+   *
+   * <p>If this fails, pass {@code capabilities()} to {@link
+   * io.redlock.spi.LockNodeArguments#requireTtl}, and check that the declared precision is what the
+   * store really honours (1 ms for {@code PX}).
+   */
+  @Test
+  @DisplayName("R8.4 a TTL below the declared precision is rejected by tryAcquire and extend")
+  void r8_4_ttlBelowPrecision() {
+    Duration precision = node().capabilities().ttlPrecision();
+    Assumptions.assumeTrue(
+        precision.compareTo(Duration.ofNanos(1)) > 0,
+        "R8.4 skipped: the node declares a TTL precision of 1 ns, so no TTL is below it");
+    String key = key("r8.4");
+    String token = token();
+    for (Duration bad : new Duration[] {precision.minusNanos(1), precision.dividedBy(2)}) {
+      if (bad.isZero()) {
+        continue;
+      }
+      assertRejected(
+          "tryAcquire(key, token, " + bad + ") with precision " + precision,
+          () -> node().tryAcquire(key, token, bad));
+      assertRejected(
+          "extend(key, token, " + bad + ") with precision " + precision,
+          () -> node().extend(key, token, bad));
+    }
+  }
+
+  /**
+   * R8.5: rejected calls have no effect: after every kind of bad call on a key, the key is still
+   * absent and a valid tryAcquire succeeds.
+   *
+   * <p>If this fails, the node wrote something before checking its arguments: validate first.
+   */
+  @Test
+  @DisplayName("R8.5 rejected calls leave the key untouched")
+  void r8_5_rejectedCallsHaveNoEffect() {
+    String key = key("r8.5");
+    String token = token();
+    List<Supplier<Reply<?>>> bad =
+        List.of(
+            () -> node().tryAcquire(key, "", LONG_TTL),
+            () -> node().tryAcquire(key, token, Duration.ZERO),
+            () -> node().tryAcquire(key, token, null),
+            () -> node().extend(key, token, Duration.ofMillis(-5)),
+            () -> node().release(key, ""));
+    for (Supplier<Reply<?>> call : bad) {
+      try {
+        Reply<?> reply = call.get();
+        reply.await(kit().replyTimeout());
+      } catch (IllegalArgumentException | RedlockException expected) {
+        // R8.1-R8.4 judge how it was rejected; this rule only looks at the effect.
+      }
+    }
+    assertThat(acquire(node(), key, token, LONG_TTL))
+        .as("R8.5: a valid tryAcquire after rejected calls on the same key")
+        .isTrue();
+  }
+}
