@@ -133,6 +133,16 @@ public abstract class Dialect {
     return Optional.empty();
   }
 
+  /**
+   * One statement that releases both kinds of row (deletes one without a counter, expires one with
+   * a counter), for a node that takes fenced locks: it spares those a second round trip, at the
+   * cost of a heavier statement for rows without a counter. Empty where {@link #release} already
+   * does both, or cannot.
+   */
+  public Optional<String> releaseCombined(TableName table) {
+    return Optional.empty();
+  }
+
   /** The compare-and-extend: an update whose count is 1 when extended. */
   public abstract String extend(TableName table);
 

@@ -28,6 +28,9 @@ import javax.sql.DataSource;
  * {@code ALTER TABLE} to run.
  */
 public final class LockTable {
+  /** Whether this node has taken fenced locks: then releases use the combined statement. */
+  private volatile boolean fencedLocks;
+
   /** Serializes the one-time schema checks, which run SQL. */
   private final java.util.concurrent.locks.ReentrantLock schemaLock =
       new java.util.concurrent.locks.ReentrantLock();
@@ -139,6 +142,7 @@ public final class LockTable {
   public AcquireResult acquireFenced(
       String key, byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
+    fencedLocks = true;
     return run(
         "tryAcquireFenced",
         budget,
@@ -211,8 +215,13 @@ public final class LockTable {
         budget,
         (c, d, t) -> {
           boolean fence = fenceColumn;
-          try (PreparedStatement ps =
-              prepare(c, fence ? sql(d).releaseFenced() : sql(d).release(), t)) {
+          Sql s = sql(d);
+          // a node that takes fenced locks releases both kinds of row in one statement, if the
+          // dialect can; the others delete an unfenced row first, as cheaply as can be
+          boolean combined = fence && fencedLocks && s.releaseCombined() != null;
+          String statement =
+              combined ? s.releaseCombined() : fence ? s.releaseFenced() : s.release();
+          try (PreparedStatement ps = prepare(c, statement, t)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             if (!d.releaseReturnsLiveness(fence)) {
@@ -227,8 +236,8 @@ public final class LockTable {
               }
             }
           }
-          String kept = sql(d).releaseKept();
-          if (!fence || kept == null) {
+          String kept = s.releaseKept();
+          if (!fence || combined || kept == null) {
             return false;
           }
           try (PreparedStatement ps = prepare(c, kept, t)) {
@@ -245,6 +254,7 @@ public final class LockTable {
    */
   public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast, Duration budget) {
     byte[] hash = KeyCodec.hash(keyBytes);
+    fencedLocks = true;
     return run(
         "raiseFence",
         budget,
@@ -372,6 +382,7 @@ public final class LockTable {
       String release,
       String releaseFenced,
       String releaseKept,
+      String releaseCombined,
       String extend,
       String raiseFence,
       String raiseFenceRecheck) {
@@ -383,6 +394,7 @@ public final class LockTable {
           d.release(table, false),
           d.release(table, true),
           d.releaseKept(table).orElse(null),
+          d.releaseCombined(table).orElse(null),
           d.extend(table),
           d.raiseFence(table),
           d.raiseFenceRecheck(table).orElse(null));

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * PostgreSQL: {@code clock_timestamp()} is the server's real time at each call (not the
@@ -95,6 +96,53 @@ public final class PostgresDialect extends Dialect {
   }
 
   /**
+   * The compare-and-delete. On a table with the counter column, and without notifications, the
+   * plain delete of a row without a counter: as cheap as a release can be, for the locks that are
+   * not fenced; a row with a counter is left to {@link #releaseKept}. With notifications, or on a
+   * node that takes fenced locks, {@link #releaseCombined} does both in one statement.
+   */
+  @Override
+  public String release(TableName table, boolean fenceColumn) {
+    // With notifications on, a release also notifies the table's channel with the key's hash
+    // (delivered at commit to the nodes that LISTEN: see PgReleaseNotifications); an expiry
+    // notifies no one.
+    if (fenceColumn && this.notify) {
+      return releaseCombined(table).orElseThrow();
+    }
+    String onlyUnfenced = fenceColumn ? " AND fence = 0" : "";
+    if (!this.notify) {
+      return "DELETE FROM "
+          + table
+          + " WHERE key_hash = ? AND token = ?"
+          + onlyUnfenced
+          + " RETURNING expires_at > "
+          + NOW;
+    }
+    return "WITH r AS (DELETE FROM "
+        + table
+        + " WHERE key_hash = ? AND token = ? RETURNING key_hash AS k, expires_at > "
+        + NOW
+        + " AS live) SELECT r.live"
+        + notifyColumn(table)
+        + " FROM r";
+  }
+
+  /** Without notifications: expires a live row with a counter and clears its token. */
+  @Override
+  public Optional<String> releaseKept(TableName table) {
+    if (this.notify) {
+      return Optional.empty(); // the release statement is the combined one
+    }
+    return Optional.of(
+        "UPDATE "
+            + table
+            + " SET token = CAST('' AS BYTEA), expires_at = "
+            + RELEASED
+            + " WHERE key_hash = ? AND token = ? AND fence <> 0 AND expires_at > "
+            + NOW);
+  }
+
+  /**
    * One statement: a row without a counter is deleted, a row with one is expired and its token
    * cleared; the two predicates ({@code fence = 0}, {@code fence <> 0}) are disjoint, so at most
    * one part touches the row. The one race this leaves: the same holder raising the counter of a
@@ -102,46 +150,31 @@ public final class PostgresDialect extends Dialect {
    * false; the key then stays held until its TTL runs out (never freed early, so still safe).
    */
   @Override
-  public String release(TableName table, boolean fenceColumn) {
-    // With notifications on, a release also notifies the table's channel with the key's hash
-    // (delivered at commit to the nodes that LISTEN: see PgReleaseNotifications); an expiry
-    // notifies no one.
-    String notify =
-        this.notify ? ", pg_notify('" + releaseChannel(table) + "', encode(r.k, 'hex'))" : "";
-    if (!fenceColumn && !this.notify) {
-      return "DELETE FROM "
-          + table
-          + " WHERE key_hash = ? AND token = ? RETURNING expires_at > "
-          + NOW;
-    }
-    if (!fenceColumn) {
-      return "WITH r AS (DELETE FROM "
-          + table
-          + " WHERE key_hash = ? AND token = ? RETURNING key_hash AS k, expires_at > "
-          + NOW
-          + " AS live) SELECT r.live"
-          + notify
-          + " FROM r";
-    }
-    return "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
-        + " d AS (DELETE FROM "
-        + table
-        + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
-        + " RETURNING l.key_hash AS k, l.expires_at > "
-        + NOW
-        + " AS live),"
-        + " u AS (UPDATE "
-        + table
-        + " l SET token = CAST('' AS BYTEA), expires_at = "
-        + RELEASED
-        + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
-        + " AND l.expires_at > "
-        + NOW
-        + " RETURNING l.key_hash AS k, TRUE AS live),"
-        + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
-        + " SELECT r.live"
-        + notify
-        + " FROM r";
+  public Optional<String> releaseCombined(TableName table) {
+    return Optional.of(
+        "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
+            + " d AS (DELETE FROM "
+            + table
+            + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
+            + " RETURNING l.key_hash AS k, l.expires_at > "
+            + NOW
+            + " AS live),"
+            + " u AS (UPDATE "
+            + table
+            + " l SET token = CAST('' AS BYTEA), expires_at = "
+            + RELEASED
+            + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
+            + " AND l.expires_at > "
+            + NOW
+            + " RETURNING l.key_hash AS k, TRUE AS live),"
+            + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
+            + " SELECT r.live"
+            + notifyColumn(table)
+            + " FROM r");
+  }
+
+  private String notifyColumn(TableName table) {
+    return this.notify ? ", pg_notify('" + releaseChannel(table) + "', encode(r.k, 'hex'))" : "";
   }
 
   /**

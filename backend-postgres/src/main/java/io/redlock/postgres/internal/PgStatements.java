@@ -27,7 +27,11 @@ record PgStatements(
         fenceColumn,
         numbered(dialect.acquire(table)),
         numbered(dialect.acquireFenced(table)),
-        numbered(dialect.release(table, fenceColumn)),
+        // one statement for both kinds of row: a pipelined call costs the same either way
+        numbered(
+            fenceColumn
+                ? dialect.releaseCombined(table).orElseThrow()
+                : dialect.release(table, false)),
         numbered(dialect.extend(table)),
         numbered(dialect.raiseFence(table)),
         numbered(dialect.serverTimeMicros()),

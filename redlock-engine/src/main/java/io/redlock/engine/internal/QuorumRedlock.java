@@ -89,6 +89,9 @@ final class QuorumRedlock implements Redlock {
   /** The coarsest TTL precision among the nodes: a TTL must suit every node. */
   private final Duration ttlPrecision;
 
+  /** {@link #ttlPrecision} in nanoseconds, discounted from every validity. */
+  private final long precisionNanos;
+
   /** Validity a fresh lease needs: the configured minimum, and always more than zero. */
   private final long minValidityNanos;
 
@@ -172,6 +175,7 @@ final class QuorumRedlock implements Redlock {
     this.quorum = new Quorum(nodeArray, names, ticker, listening);
     this.nameList = quorum.nameList;
     this.ttlPrecision = precision;
+    this.precisionNanos = saturatedNanos(precision);
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
     this.safety = Safety.create(quorum, settings, checkDurability);
     if (LOG.isDebugEnabled()) {
@@ -622,18 +626,20 @@ final class QuorumRedlock implements Redlock {
     final long nodeTimeoutNanos;
     final long driftNanos;
 
-    TtlTiming(Duration ttl, RedlockSettings settings) {
+    TtlTiming(Duration ttl, RedlockSettings settings, long precisionNanos) {
       this.ttl = ttl;
       this.nodeTimeoutNanos =
           Math.min(saturatedNanos(settings.nodeTimeoutFor(ttl)), saturatedNanos(ttl));
-      this.driftNanos = saturatedNanos(settings.driftFor(ttl));
+      // A store may end a key up to one step of its TTL precision early (a coarse clock ticks
+      // while the key is set): the validity discounts that step too.
+      this.driftNanos = saturatedNanos(settings.driftFor(ttl)) + precisionNanos;
     }
   }
 
   private TtlTiming timing(Duration ttl) {
     TtlTiming t = lastTiming;
     if (t == null || !t.ttl.equals(ttl)) {
-      t = new TtlTiming(ttl, settings);
+      t = new TtlTiming(ttl, settings, precisionNanos);
       lastTiming = t;
     }
     return t;

@@ -28,7 +28,8 @@ class QuorumRedlockTest {
   private static final Duration TTL = Duration.ofSeconds(10);
 
   /** Drift for a 10 s TTL with the default settings: 10 s x 0.01 + 2 ms. */
-  private static final Duration DRIFT_10S = Duration.ofMillis(102);
+  /** The drift allowance of a 10 s TTL (100 + 2 ms), and the nodes' 1 ms TTL precision. */
+  private static final Duration DRIFT_10S = Duration.ofMillis(103);
 
   private static RedlockSettings oneAttempt() {
     return Cluster.SETTINGS.withRetry(1, Duration.ZERO, Duration.ZERO);
@@ -296,10 +297,10 @@ class QuorumRedlockTest {
       Lease lease = cluster.redlock().tryAcquire(KEY, TTL).orElseThrow();
 
       // 10 000 - 5 x 3 (elapsed) - 102 (10 000 x 0.01 + 2)
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(9_883));
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(9_882));
       cluster.ticker.advance(Duration.ofSeconds(1));
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(8_883));
-      cluster.ticker.advance(Duration.ofMillis(8_883));
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(8_882));
+      cluster.ticker.advance(Duration.ofMillis(8_882));
       assertThat(lease.remainingValidity()).isEqualTo(Duration.ZERO);
       assertThat(lease.isValid()).isFalse();
     }
@@ -312,7 +313,7 @@ class QuorumRedlockTest {
 
       Lease lease = cluster.redlock(settings).tryAcquire(KEY, Duration.ofSeconds(2)).orElseThrow();
 
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(2_000 - 200 - 7));
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(2_000 - 200 - 7 - 1));
     }
 
     @Test
@@ -344,17 +345,17 @@ class QuorumRedlockTest {
     @Test
     void a_validity_below_the_minimum_gives_no_lease() {
       RedlockSettings settings = oneAttempt().withMinValidity(Duration.ofMillis(50));
-      Duration ttl = Duration.ofMillis(100); // drift: 1 + 2 ms
+      Duration ttl = Duration.ofMillis(100); // drift: 1 + 2 ms, and 1 ms of precision
 
       Cluster slow = new Cluster(5);
-      slow.nodes.forEach(n -> n.acquireLatency(Duration.ofMillis(10))); // 100 - 50 - 3 = 47
+      slow.nodes.forEach(n -> n.acquireLatency(Duration.ofMillis(10))); // 100 - 50 - 4 = 46
       assertThat(slow.redlock(settings).tryAcquire(KEY, ttl)).isEmpty();
       assertThat(slow.holding(KEY)).isZero();
 
       Cluster fast = new Cluster(5);
-      fast.nodes.forEach(n -> n.acquireLatency(Duration.ofMillis(9))); // 100 - 45 - 3 = 52
+      fast.nodes.forEach(n -> n.acquireLatency(Duration.ofMillis(9))); // 100 - 45 - 4 = 51
       Lease lease = fast.redlock(settings).tryAcquire(KEY, ttl).orElseThrow();
-      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(52));
+      assertThat(lease.remainingValidity()).isEqualTo(Duration.ofMillis(51));
     }
 
     @Test
