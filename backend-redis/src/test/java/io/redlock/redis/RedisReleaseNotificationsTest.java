@@ -136,4 +136,64 @@ class RedisReleaseNotificationsTest {
         "the subscriber thread has ended");
     assertThat(n.releaseSubscriberReady()).isFalse();
   }
+
+  /** PUBLISH commands the server ran so far (from INFO commandstats). */
+  private static long publishes(RedisServer server) {
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("cmdstat_publish:calls=(\\d+)")
+            .matcher(server.command("INFO", "commandstats"));
+    return m.find() ? Long.parseLong(m.group(1)) : 0;
+  }
+
+  @Test
+  @DisplayName(
+      "a release publishes only while somebody subscribes to the release channel, and the node"
+          + " notices a new subscriber within a moment")
+  void publishesOnlyWhenSomebodyListens() throws Exception {
+    RedisServer server = RedisServers.start(1).get(0);
+    closeLater(server);
+    RedisLockNode releasing =
+        closeLater(RedisLockNode.create(server.uri() + "?keyPrefix=quiet-test:"));
+    // the first releases find out that nobody listens
+    for (int i = 0; i < 5; i++) {
+      String k = key();
+      String t = UUID.randomUUID().toString();
+      assertThat(releasing.tryAcquire(k, t, TTL).await(Duration.ofSeconds(5)).acquired()).isTrue();
+      assertThat(releasing.release(k, t).await(Duration.ofSeconds(5))).isTrue();
+      Thread.sleep(60);
+    }
+    long quietBefore = publishes(server);
+    for (int i = 0; i < 20; i++) {
+      String k = key();
+      String t = UUID.randomUUID().toString();
+      releasing.tryAcquire(k, t, TTL).await(Duration.ofSeconds(5));
+      assertThat(releasing.release(k, t).await(Duration.ofSeconds(5))).isTrue();
+    }
+    assertThat(publishes(server) - quietBefore).as("publishes with nobody listening").isZero();
+
+    RedisLockNode listening =
+        closeLater(RedisLockNode.create(server.uri() + "?keyPrefix=quiet-test:"));
+    String watched = key();
+    Semaphore heard = new Semaphore(0);
+    closeLater(listening.onRelease(watched, heard::release));
+    awaitTrue(listening::releaseSubscriberReady, Duration.ofSeconds(10), "subscribed");
+    String token = UUID.randomUUID().toString();
+    releasing.tryAcquire(watched, token, TTL).await(Duration.ofSeconds(5));
+    awaitTrue(
+        () -> {
+          // each release renews the node's view of the subscribers every 100 ms or so
+          String k = key();
+          String t = UUID.randomUUID().toString();
+          releasing.tryAcquire(k, t, TTL).await(Duration.ofSeconds(5));
+          releasing.release(k, t).await(Duration.ofSeconds(5));
+          return publishes(server) > quietBefore;
+        },
+        Duration.ofSeconds(10),
+        "releases publish again");
+    heard.drainPermits();
+    assertThat(releasing.release(watched, token).await(Duration.ofSeconds(5))).isTrue();
+    assertThat(heard.tryAcquire(10, TimeUnit.SECONDS))
+        .as("the listener heard the release")
+        .isTrue();
+  }
 }

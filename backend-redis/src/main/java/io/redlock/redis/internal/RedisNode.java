@@ -70,6 +70,11 @@ public final class RedisNode implements LockNode {
           .withClock();
   private static final Rawable ONE_KEY = bytes("1");
   private static final Rawable RELEASE_SHA = bytes(Scripts.RELEASE_SHA);
+  private static final Rawable RELEASE_QUIET_SHA = bytes(Scripts.RELEASE_QUIET_SHA);
+
+  /** How long an answer to "does anybody subscribe to the release channel?" is trusted. */
+  private static final long SUBSCRIBERS_FRESH_NANOS = 100_000_000L;
+
   private static final Rawable EXTEND_SHA = bytes(Scripts.EXTEND_SHA);
 
   private final RedisNodeSettings settings;
@@ -98,6 +103,18 @@ public final class RedisNode implements LockNode {
   // The kinds of command, made once per node (their parsers name the node in errors).
   private final Operation<AcquireResult> setNxPx;
   private final Operation<Boolean> compareAndDelete;
+  private final Operation<Boolean> compareAndDeleteQuiet;
+
+  /**
+   * Whether anybody subscribes to the release channel, as last asked ({@code PUBSUB NUMSUB}): a
+   * release publishes only then. True until the first answer.
+   */
+  private volatile boolean subscribers = true;
+
+  /** When {@link #subscribers} was last asked for (System.nanoTime), or is being asked. */
+  private final java.util.concurrent.atomic.AtomicLong subscribersAskedAt =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - SUBSCRIBERS_FRESH_NANOS);
+
   private final Operation<Boolean> compareAndExtend;
   private final Operation<AcquireResult> fencedAcquire;
   private final Operation<Boolean> fenceWriteBack;
@@ -129,6 +146,12 @@ public final class RedisNode implements LockNode {
         new Operation<>(
             "compare-and-delete (EVALSHA)",
             bytes(Scripts.RELEASE),
+            reply -> isOne(reply, "compare-and-delete"),
+            false);
+    this.compareAndDeleteQuiet =
+        new Operation<>(
+            "compare-and-delete (EVALSHA)",
+            bytes(Scripts.RELEASE_QUIET),
             reply -> isOne(reply, "compare-and-delete"),
             false);
     this.compareAndExtend =
@@ -312,6 +335,7 @@ public final class RedisNode implements LockNode {
     private String releasePrefix;
     private String releaseKey;
     private String releaseToken;
+    private boolean releasePublish;
     private CommandArguments release;
 
     static LastCommands get() {
@@ -334,14 +358,19 @@ public final class RedisNode implements LockNode {
       set = command;
     }
 
-    boolean releaseIsFor(String prefix, String key, String token) {
-      return key.equals(releaseKey) && token.equals(releaseToken) && prefix.equals(releasePrefix);
+    boolean releaseIsFor(String prefix, String key, String token, boolean publish) {
+      return key.equals(releaseKey)
+          && token.equals(releaseToken)
+          && prefix.equals(releasePrefix)
+          && publish == releasePublish;
     }
 
-    void releaseFor(String prefix, String key, String token, CommandArguments command) {
+    void releaseFor(
+        String prefix, String key, String token, boolean publish, CommandArguments command) {
       releasePrefix = prefix;
       releaseKey = key;
       releaseToken = token;
+      releasePublish = publish;
       release = command;
     }
   }
@@ -352,13 +381,67 @@ public final class RedisNode implements LockNode {
     requireLockKey(key);
     LockNodeArguments.requireToken(token);
     String prefix = settings.keyPrefix(); // the release channel follows from it
+    boolean publish = publishReleases();
     LastCommands last = LastCommands.get();
     CommandArguments release = last.release;
-    if (release == null || !last.releaseIsFor(prefix, key, token)) {
-      release = script(Protocol.Command.EVALSHA, RELEASE_SHA, prefix, key, token, releaseChannel);
-      last.releaseFor(prefix, key, token, release);
+    if (release == null || !last.releaseIsFor(prefix, key, token, publish)) {
+      release =
+          script(
+              Protocol.Command.EVALSHA,
+              publish ? RELEASE_SHA : RELEASE_QUIET_SHA,
+              prefix,
+              key,
+              token,
+              releaseChannel);
+      last.releaseFor(prefix, key, token, publish, release);
     }
-    return start(compareAndDelete, release);
+    return start(publish ? compareAndDelete : compareAndDeleteQuiet, release);
+  }
+
+  /**
+   * Whether a release should publish: only when somebody subscribes to the release channel (a
+   * waiter of any client, since every waiting node subscribes), as last asked; the asking is
+   * renewed in the background once the answer is older than {@link #SUBSCRIBERS_FRESH_NANOS}, so a
+   * waiter that just subscribed may miss a release or two and poll instead.
+   */
+  private boolean publishReleases() {
+    long asked = subscribersAskedAt.get();
+    long now = System.nanoTime();
+    if (now - asked > SUBSCRIBERS_FRESH_NANOS && subscribersAskedAt.compareAndSet(asked, now)) {
+      try {
+        background.execute(this::askSubscribers);
+      } catch (RejectedExecutionException e) {
+        // closing: keep the last answer
+      }
+    }
+    return subscribers;
+  }
+
+  /** Asks the server how many subscribe to the release channel, on an idle connection if any. */
+  private void askSubscribers() {
+    MuxConnection connection = takeIdle();
+    if (connection == null) {
+      subscribersAskedAt.set(System.nanoTime() - SUBSCRIBERS_FRESH_NANOS); // again at next call
+      return;
+    }
+    try {
+      connection.send(
+          new CommandArguments(Protocol.Command.PUBSUB).add(bytes("NUMSUB")).add(releaseChannel));
+      if (!connection.awaitReply(socketTimeoutMillis())) {
+        discard(connection);
+        return;
+      }
+      Object reply = connection.readReply(socketTimeoutMillis());
+      giveBack(connection);
+      if (reply instanceof java.util.List<?> parts
+          && parts.size() == 2
+          && parts.get(1) instanceof Long count) {
+        subscribers = count > 0;
+      }
+    } catch (RuntimeException e) {
+      discard(connection); // e.g. NOPERM: keep publishing, as before the asking
+      log.debug("{}: PUBSUB NUMSUB failed: {}", name, errors.scrub(e.toString()));
+    }
   }
 
   @Override

@@ -20,6 +20,15 @@ final class Scripts {
           + "  return 1\n"
           + "else return 0 end";
 
+  /**
+   * Compare-and-delete exactly as the algorithm's description gives it, for when nobody subscribes
+   * to the release channel (ARGV[2], passed as to {@link #RELEASE}, is not used).
+   */
+  static final String RELEASE_QUIET =
+      "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n"
+          + "  return redis.call(\"del\",KEYS[1])\n"
+          + "else return 0 end";
+
   /** Compare-and-extend: the same with PEXPIRE, ARGV[2] the new TTL in milliseconds. */
   static final String EXTEND =
       "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return"
@@ -66,6 +75,7 @@ final class Scripts {
   static final String RAISE_FENCE_SHA = sha1(RAISE_FENCE);
 
   static final String RELEASE_SHA = sha1(RELEASE);
+  static final String RELEASE_QUIET_SHA = sha1(RELEASE_QUIET);
   static final String EXTEND_SHA = sha1(EXTEND);
 
   private Scripts() {}
