@@ -25,7 +25,7 @@ public class NodeTimeoutException extends RedlockTransientException {
    * @param message what kept it, and what to do
    */
   public NodeTimeoutException(String node, Duration timeout, String message) {
-    super(node, message, null);
+    super(node, message, null, false); // common, and its origin is of no interest
     this.timeout = timeout;
   }
 

@@ -161,7 +161,7 @@ public final class RedlockBuilder {
     return this;
   }
 
-  /** How long one node may take to answer one call (default: TTL/200 within [10 ms, 1 s]). */
+  /** How long one node may take to answer one call (default: TTL/50 within [20 ms, 1 s]). */
   public RedlockBuilder nodeTimeout(Duration nodeTimeout) {
     settings = settings.withNodeTimeout(Objects.requireNonNull(nodeTimeout, "nodeTimeout"));
     return this;

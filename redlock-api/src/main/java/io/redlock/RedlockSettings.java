@@ -11,7 +11,9 @@ import java.util.Objects;
  *     nodes and this machine (default 0.01)
  * @param driftBuffer constant subtracted from every validity (default 2 ms)
  * @param nodeTimeout how long one node may take to answer one call, or {@code null} for the
- *     default: TTL/200 clamped to [10 ms, 1 s] (50 ms for a 10 s TTL, as the algorithm advises)
+ *     default: TTL/50 clamped to [20 ms, 1 s] (200 ms for a 10 s TTL: small beside the TTL, as the
+ *     algorithm advises, and enough for a database under load; a node that is down is not waited
+ *     for in any case, see {@link NodeHealth})
  * @param retryAttempts attempts made by {@code tryAcquire}, including the first (default 3)
  * @param retryDelayMin shortest random pause between attempts (default 50 ms)
  * @param retryDelayMax longest random pause between attempts (default 250 ms)
@@ -41,7 +43,7 @@ public record RedlockSettings(
     Duration restartQuarantine,
     boolean strictNodes) {
 
-  private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(10);
+  private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(20);
   private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
 
   /** Far beyond any sensible lock TTL, and far from overflowing nanosecond arithmetic. */
@@ -114,7 +116,7 @@ public record RedlockSettings(
     if (nodeTimeout != null) {
       return nodeTimeout;
     }
-    Duration auto = ttl.dividedBy(200);
+    Duration auto = ttl.dividedBy(50);
     if (auto.compareTo(MIN_AUTO_TIMEOUT) < 0) {
       return MIN_AUTO_TIMEOUT;
     }

@@ -10,4 +10,10 @@ public class RedlockTransientException extends RedlockException {
   public RedlockTransientException(String node, String message, Throwable cause) {
     super(node, message, cause);
   }
+
+  /** See {@link RedlockException#RedlockException(String, String, Throwable, boolean)}. */
+  protected RedlockTransientException(
+      String node, String message, Throwable cause, boolean writableStackTrace) {
+    super(node, message, cause, writableStackTrace);
+  }
 }

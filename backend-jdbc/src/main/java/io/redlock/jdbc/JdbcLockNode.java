@@ -331,7 +331,7 @@ public final class JdbcLockNode implements LockNode {
     private String name;
     private TableName table = new TableName(TableName.DEFAULT);
     private boolean createTable;
-    private int poolSize = 4;
+    private int poolSize = 8;
     private Duration connectionTimeout = Duration.ofSeconds(2);
     private Duration queryTimeout = Duration.ofSeconds(5);
     private boolean releaseNotifications;
@@ -401,8 +401,9 @@ public final class JdbcLockNode implements LockNode {
     }
 
     /**
-     * Connections in the built-in pool and worker threads of the node (default 4, 1 to 256). A lock
-     * operation holds a connection for one statement only, so a few suffice.
+     * Connections in the built-in pool and worker threads of the node (default 8, 1 to 256). A lock
+     * operation holds a connection for one statement only; size it to the calls one client has in
+     * flight on the node at once (about its threads that lock at the same time).
      */
     public Builder poolSize(int size) {
       if (size < 1 || size > 256) {

@@ -399,11 +399,17 @@ final class PgConnections {
           }
           if (ar.succeeded()) {
             T value;
+            PgOp<T> next;
             try {
               value = op.answer(ar.result());
+              next = op.followUp(value, statements);
             } catch (RuntimeException e) {
               call.fail(errors.translate(op.operation(), e));
               drain();
+              return;
+            }
+            if (next != null && !lane.dead) {
+              followUp(lane, call, next);
               return;
             }
             call.succeed(value);
@@ -417,6 +423,33 @@ final class PgConnections {
           }
           drain();
         });
+  }
+
+  /**
+   * Runs {@code next} on the same connection for {@code call}, whose answer becomes the call's (a
+   * release's second statement). Counted in flight on the connection like the first.
+   */
+  private <T> void followUp(Lane lane, PgCall<T> call, PgOp<T> next) {
+    lane.inFlight++;
+    lane.sent.add(call);
+    lane.connection
+        .preparedQuery(next.sql(statements))
+        .execute(next.params())
+        .onComplete(
+            ar -> {
+              lane.inFlight--;
+              lane.sent.remove(call);
+              if (ar.succeeded()) {
+                try {
+                  call.succeed(next.answer(ar.result()));
+                } catch (RuntimeException e) {
+                  call.fail(errors.translate(next.operation(), e));
+                }
+              } else {
+                call.fail(errors.translate(next.operation(), ar.cause()));
+              }
+              drain();
+            });
   }
 
   /** A connection broke (closed by the server, the network, or this node): drop it. */

@@ -100,8 +100,12 @@ public final class PgNode {
         PgOp.acquire(KeyCodec.hash(kt[0]), KeyCodec.display(key), kt[1], micros));
   }
 
+  /** Whether this node has taken fenced locks: then releases use the combined statement. */
+  private volatile boolean fencedLocks;
+
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
+    fencedLocks = true;
     long micros = dialect.ttlUnits(LockNodeArguments.requireTtl(ttl, capabilities));
     return connections.submit(
         PgOp.acquireFenced(KeyCodec.hash(kt[0]), KeyCodec.display(key), kt[1], micros));
@@ -109,7 +113,7 @@ public final class PgNode {
 
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
-    return connections.submit(PgOp.release(KeyCodec.hash(kt[0]), kt[1]));
+    return connections.submit(PgOp.release(KeyCodec.hash(kt[0]), kt[1], fencedLocks));
   }
 
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
@@ -120,6 +124,7 @@ public final class PgNode {
 
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     byte[][] kt = check(key, token);
+    fencedLocks = true;
     if (atLeast <= 0) {
       throw new IllegalArgumentException(
           "atLeast must be a positive fencing counter, got " + atLeast);

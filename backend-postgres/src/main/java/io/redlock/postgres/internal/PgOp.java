@@ -52,6 +52,14 @@ abstract class PgOp<T> {
   /** The answer from the statement's rows. */
   abstract T answer(RowSet<Row> rows);
 
+  /**
+   * A statement to run next on the same connection, given this one's answer, whose answer is the
+   * call's; null for none (the default).
+   */
+  PgOp<T> followUp(T answer, PgStatements statements) {
+    return null;
+  }
+
   private static Buffer bytes(byte[] b) {
     return Buffer.buffer(b);
   }
@@ -91,17 +99,40 @@ abstract class PgOp<T> {
     };
   }
 
-  static PgOp<Boolean> release(byte[] hash, byte[] token) {
+  /**
+   * Compare-and-delete: the plain delete of a row without a fencing counter, then, if it found
+   * nothing, the expiry of a row with one (two statements, each atomic: see the JDBC backend's
+   * LockTable.release); with {@code combined} (a node that takes fenced locks) both in one.
+   */
+  static PgOp<Boolean> release(byte[] hash, byte[] token, boolean combined) {
     return new PgOp<>("release", Tuple.of(bytes(hash), bytes(token))) {
       @Override
       String sql(PgStatements s) {
-        return s.release();
+        return combined && s.fenceColumn() ? s.releaseCombined() : s.release();
       }
 
       @Override
       Boolean answer(RowSet<Row> rows) {
         RowIterator<Row> it = rows.iterator();
         return it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
+      }
+
+      @Override
+      PgOp<Boolean> followUp(Boolean released, PgStatements s) {
+        if (released || combined || !s.fenceColumn() || s.releaseKept() == null) {
+          return null;
+        }
+        return new PgOp<>("release", params()) {
+          @Override
+          String sql(PgStatements statements) {
+            return statements.releaseKept();
+          }
+
+          @Override
+          Boolean answer(RowSet<Row> rows) {
+            return rows.rowCount() == 1;
+          }
+        };
       }
     };
   }

@@ -11,12 +11,18 @@ import io.redlock.jdbc.internal.TableName;
  *
  * @param fenceColumn whether the table has the fencing counter column (the release statement
  *     differs)
+ * @param release on a table with the counter column, the plain delete of a row without a counter
+ *     (as cheap as a release can be); {@code releaseKept} then expires a row with one, unless it is
+ *     null because {@code release} does both (with notifications)
+ * @param releaseCombined both kinds in one statement, for a node that takes fenced locks
  */
 record PgStatements(
     boolean fenceColumn,
     String acquire,
     String acquireFenced,
     String release,
+    String releaseKept,
+    String releaseCombined,
     String extend,
     String raiseFence,
     String serverTime,
@@ -27,11 +33,9 @@ record PgStatements(
         fenceColumn,
         numbered(dialect.acquire(table)),
         numbered(dialect.acquireFenced(table)),
-        // one statement for both kinds of row: a pipelined call costs the same either way
-        numbered(
-            fenceColumn
-                ? dialect.releaseCombined(table).orElseThrow()
-                : dialect.release(table, false)),
+        numbered(dialect.release(table, fenceColumn)),
+        fenceColumn ? dialect.releaseKept(table).map(PgStatements::numbered).orElse(null) : null,
+        numbered(dialect.releaseCombined(table).orElseThrow()),
         numbered(dialect.extend(table)),
         numbered(dialect.raiseFence(table)),
         numbered(dialect.serverTimeMicros()),

@@ -17,10 +17,11 @@ import org.slf4j.LoggerFactory;
  * time of the last answer, failures since then, and whether the node is up or down.
  *
  * <p>A node goes {@link NodeHealth.State#DOWN} when {@value NodeHealth#FAILURES_TO_DOWN} calls in a
- * row failed and it has not answered for {@link #QUIET_NANOS} either (or never has): a node that is
- * only slow, whose timed-out calls still answer late, stays up. It is {@link NodeHealth.State#UP}
- * again at its first answer. Each change is logged once, by the thread that made it: WARN with the
- * cause going down, INFO coming back. Nothing is logged per call.
+ * row failed and it has not answered for {@link #QUIET_NANOS} either (a node that never answered:
+ * its failures began that long ago): a node that is only slow, whose timed-out calls still answer
+ * late, stays up, and so does a node still opening its first connections. It is {@link
+ * NodeHealth.State#UP} again at its first answer. Each change is logged once, by the thread that
+ * made it: WARN with the cause going down, INFO coming back. Nothing is logged per call.
  *
  * <p>Thread-safe and cheap on the calls' path: an atomic counter per start and end, a plain write
  * per answer, and the state changed by compare-and-set only on a transition.
@@ -46,6 +47,10 @@ final class NodeStates {
     final AtomicInteger state = new AtomicInteger(UNKNOWN);
     volatile boolean answeredOnce;
     volatile long lastAnswer;
+
+    /** When the current run of failures began. */
+    volatile long failingSince;
+
     volatile RuntimeException lastError;
 
     /** When a call on the node, down, was last waited for in full. */
@@ -133,11 +138,15 @@ final class NodeStates {
       }
     }
     int failures = s.failuresInARow.incrementAndGet();
+    long now = ticker.read();
+    if (failures == 1) {
+      s.failingSince = now;
+    }
     if (failures < NodeHealth.FAILURES_TO_DOWN || s.state.get() == DOWN) {
       return;
     }
-    if (s.answeredOnce && ticker.read() - s.lastAnswer < QUIET_NANOS) {
-      return; // it answered a moment ago: slow, not down
+    if (s.answeredOnce ? now - s.lastAnswer < QUIET_NANOS : now - s.failingSince < QUIET_NANOS) {
+      return; // it answered a moment ago (slow, not down), or is still making its connections
     }
     int was = s.state.get();
     if (was == DOWN) {

@@ -106,7 +106,9 @@ class NodeHealthTest {
   }
 
   @Test
-  @DisplayName("is DOWN after 3 failures when the node never answered")
+  @DisplayName(
+      "is DOWN after 3 failures when the node never answered, once it has failed for 1 s (its"
+          + " first connections may take a moment)")
   void neverAnswered() {
     Cluster cluster = new Cluster(3);
     cluster.node(2).down();
@@ -115,6 +117,9 @@ class NodeHealthTest {
 
     cycles(redlock, 1); // acquire and release: 2 failures
     assertThat(of(redlock, 2).state()).isEqualTo(State.UNKNOWN);
+    cycles(redlock, 5);
+    assertThat(of(redlock, 2).state()).as("failing for less than 1 s").isEqualTo(State.UNKNOWN);
+    cluster.ticker.advance(Duration.ofSeconds(1));
     cycles(redlock, 1);
     assertThat(of(redlock, 2).state()).isEqualTo(State.DOWN);
     assertThat(of(redlock, 2).sinceLastAnswer()).isEmpty();
@@ -153,6 +158,9 @@ class NodeHealthTest {
 
     cycles(redlock, 3);
     assertThat(of(redlock, 1).callsInFlight()).isEqualTo(6);
+    cluster.ticker.advance(Duration.ofSeconds(1));
+    cycles(redlock, 1); // failing for over 1 s now: DOWN, and no longer waited for
+    assertThat(of(redlock, 1).callsInFlight()).isEqualTo(8);
 
     cluster.node(1).dropLate();
     NodeHealth health = of(redlock, 1);

@@ -385,8 +385,8 @@ class QuorumRedlockTest {
           .tryAcquire(KEY, Duration.ofSeconds(20))
           .orElseThrow();
 
-      // TTL / 200 = 100 ms
-      assertThat(cluster.ticker.read() - before).isEqualTo(Duration.ofMillis(100).toNanos());
+      // TTL / 50 = 400 ms
+      assertThat(cluster.ticker.read() - before).isEqualTo(Duration.ofMillis(400).toNanos());
     }
   }
 
