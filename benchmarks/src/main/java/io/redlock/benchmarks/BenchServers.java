@@ -3,6 +3,7 @@ package io.redlock.benchmarks;
 import io.redlock.testservers.PostgresServer;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
+import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -113,6 +114,32 @@ public final class BenchServers implements AutoCloseable {
     return List.of(
         "-D" + REDIS_PROPERTY + "=" + String.join(",", redis),
         "-D" + POSTGRES_PROPERTY + "=" + String.join(",", postgres));
+  }
+
+  /**
+   * A server's JDBC URL ({@code jdbc:postgresql://host:port/db?user=..&password=..}) in libpq's
+   * form, for {@code redlock-backend-postgres} and Vert.x's client: {@code
+   * postgresql://user:password@host:port/db?sslmode=disable} (the servers have no TLS).
+   */
+  static String libpqUri(String jdbcUrl) {
+    URI u = URI.create(jdbcUrl.startsWith("jdbc:") ? jdbcUrl.substring("jdbc:".length()) : jdbcUrl);
+    String user = null;
+    String password = null;
+    for (String pair : u.getRawQuery() == null ? new String[0] : u.getRawQuery().split("&")) {
+      if (pair.startsWith("user=")) {
+        user = pair.substring("user=".length());
+      } else if (pair.startsWith("password=")) {
+        password = pair.substring("password=".length());
+      }
+    }
+    String userInfo = user == null ? "" : user + (password == null ? "" : ":" + password) + "@";
+    return "postgresql://"
+        + userInfo
+        + u.getHost()
+        + ":"
+        + u.getPort()
+        + u.getRawPath()
+        + "?sslmode=disable";
   }
 
   /** Host part of a Redis address. */

@@ -24,11 +24,13 @@ import java.util.function.LongUnaryOperator;
  * separate JVMs, differed by up to 10%, while an A/A comparison here gave a median ratio within 1%.
  *
  * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] [--floors] A.jar
- * B.jar ...}; the first jar is the reference. With {@code --floors} the topology's floors ({@link
- * Floors}, this harness's own code) take turns too and come first, the first floor being the
- * reference: then one build is enough, and the ratios say how far it is from each floor. {@code
- * benchmarks/compare} builds jars of git revisions and runs this. One thread only: it measures the
- * cost of a cycle, not scaling.
+ * B.jar ...}; the first jar is the reference. {@code --topology} takes one topology of {@link
+ * RedlockBenchmark#uris} for every build, or a comma-separated list with one per build (to compare
+ * one build's pgjdbc nodes with another's Vert.x nodes, say). With {@code --floors} the floors of
+ * the (first) topology ({@link Floors}, this harness's own code) take turns too and come first, the
+ * first floor being the reference: then one build is enough, and the ratios say how far it is from
+ * each floor. {@code benchmarks/compare} builds jars of git revisions and runs this. One thread
+ * only: it measures the cost of a cycle, not scaling.
  */
 public final class CompareBuilds {
   private static final String DRIVER = CycleDriver.class.getName();
@@ -57,6 +59,15 @@ public final class CompareBuilds {
         }
       }
     }
+    List<String> topologies = List.of(topology.split(","));
+    if (topologies.size() != 1 && topologies.size() != jars.size()) {
+      throw new IllegalArgumentException(
+          "--topology names "
+              + topologies.size()
+              + " topologies for "
+              + jars.size()
+              + " builds: give one for all builds, or one per build");
+    }
     if (withFloors ? jars.isEmpty() : jars.size() < 2) {
       throw new IllegalArgumentException(
           withFloors
@@ -64,14 +75,13 @@ public final class CompareBuilds {
               : "give at least two benchmarks jars to compare, the reference first"
                   + " (or one and --floors)");
     }
-    List<String> uris = RedlockBenchmark.uris(topology);
     byte[] driverBytes = classBytes(CycleDriver.class);
     List<String> names = new ArrayList<>();
     List<LongUnaryOperator> drivers = new ArrayList<>();
     List<URLClassLoader> loaders = new ArrayList<>();
     try {
       if (withFloors) {
-        for (Floors.Floor floor : Floors.of(topology)) {
+        for (Floors.Floor floor : Floors.of(topologies.get(0))) {
           names.add(floor.name());
           drivers.add(floor.driver());
         }
@@ -79,7 +89,9 @@ public final class CompareBuilds {
       for (int j = 0; j < jars.size(); j++) {
         URLClassLoader loader = new BuildLoader(jars.get(j).toUri().toURL(), driverBytes);
         loaders.add(loader);
-        names.add(jars.get(j).toString());
+        String buildTopology = topologies.get(topologies.size() == 1 ? 0 : j);
+        names.add(jars.get(j) + (topologies.size() == 1 ? "" : " (" + buildTopology + ")"));
+        List<String> uris = RedlockBenchmark.uris(buildTopology);
         drivers.add(newDriver(loader, uris, "compare:" + j + ":"));
       }
       run(names, drivers, slices, per, topology);

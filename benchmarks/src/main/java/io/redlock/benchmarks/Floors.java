@@ -20,8 +20,9 @@ final class Floors {
   record Floor(String name, LongUnaryOperator driver) {}
 
   /**
-   * The floors of a topology, the reference floor first (the one the library should reach). The
-   * topologies over the wire-protocol transport have the floors of their JDBC counterparts.
+   * The floors of a topology, the reference floor first (the one the library should reach): for the
+   * mixed topologies the floor of the same PostgreSQL client first, then the other's, then pgjdbc
+   * on one PostgreSQL server for reference.
    */
   static List<Floor> of(String topology) throws SQLException {
     List<Floor> floors = new ArrayList<>();
@@ -36,32 +37,49 @@ final class Floors {
                 "floor: Jedis multiplexed, 5 Redis",
                 new Driver(() -> bench.multiplexed(nodes, idle), nodes::close)));
       }
-      case "redis3pg2", "redis3pg2wire", "redis3pg2default", "pg2wireredis3" -> {
-        MixedWireFloorBenchmark.Nodes wire = new MixedWireFloorBenchmark.Nodes();
-        wire.open(INDEX);
-        MixedWireFloorBenchmark wireBench = new MixedWireFloorBenchmark();
-        floors.add(
-            new Floor(
-                "floor: one thread, wire protocol, 3 Redis + 2 PostgreSQL",
-                new Driver(() -> wireBench.cycle(wire, idle), wire::close)));
-        MixedFloorBenchmark.Nodes threads = new MixedFloorBenchmark.Nodes();
-        threads.open(INDEX);
-        MixedFloorBenchmark threadBench = new MixedFloorBenchmark();
-        floors.add(
-            new Floor(
-                "floor: Jedis multiplexed + a JDBC thread per PostgreSQL node",
-                new Driver(() -> threadBench.cycle(threads, idle), threads::close)));
+      case "redis3pg2" -> {
+        floors.add(jdbcThreads(idle));
+        floors.add(vertxMixed(idle));
         floors.add(plainJdbc(idle));
       }
-      case "pg1", "pg1wire" -> floors.add(plainJdbc(idle));
+      case "redis3pg2vertx" -> {
+        floors.add(vertxMixed(idle));
+        floors.add(jdbcThreads(idle));
+        floors.add(plainJdbc(idle));
+      }
+      case "pg1", "pg1vertx" -> floors.add(plainJdbc(idle));
       default ->
           throw new IllegalArgumentException(
               "no floors for topology "
                   + topology
-                  + ": use redis5, redis3pg2, redis3pg2wire, redis3pg2default, pg2wireredis3, pg1"
-                  + " or pg1wire");
+                  + ": use redis5, redis3pg2, redis3pg2vertx, pg1 or pg1vertx");
     }
     return floors;
+  }
+
+  private static Floor jdbcThreads(Recorder idle) throws SQLException {
+    MixedFloorBenchmark.Nodes nodes = new MixedFloorBenchmark.Nodes();
+    nodes.open(INDEX);
+    MixedFloorBenchmark bench = new MixedFloorBenchmark();
+    return new Floor(
+        "floor: Jedis multiplexed + a pgjdbc thread per PostgreSQL node, 3 Redis + 2 PostgreSQL",
+        new Driver(() -> bench.cycle(nodes, idle), nodes::close));
+  }
+
+  private static Floor vertxMixed(Recorder idle) throws SQLException {
+    VertxFloorBenchmark.Loop loop = new VertxFloorBenchmark.Loop();
+    loop.open();
+    VertxFloorBenchmark.Mixed nodes = new VertxFloorBenchmark.Mixed();
+    nodes.open(loop.vertx, INDEX);
+    VertxFloorBenchmark bench = new VertxFloorBenchmark();
+    return new Floor(
+        "floor: Jedis multiplexed + Vert.x, 3 Redis + 2 PostgreSQL",
+        new Driver(
+            () -> bench.mixed(nodes, idle),
+            () -> {
+              nodes.close();
+              loop.close();
+            }));
   }
 
   private static Floor plainJdbc(Recorder idle) throws SQLException {
@@ -69,7 +87,7 @@ final class Floors {
     statements.open(INDEX);
     PostgresFloorBenchmark bench = new PostgresFloorBenchmark();
     return new Floor(
-        "floor: plain JDBC, 1 PostgreSQL",
+        "floor: pgjdbc, one connection, 1 PostgreSQL",
         new Driver(() -> bench.cycle(statements, idle), statements::close));
   }
 

@@ -22,11 +22,12 @@ import org.openjdk.jmh.infra.ThreadParams;
 import redis.clients.jedis.CommandArguments;
 
 /**
- * A floor for the mixed quorum of 3 Redis + 2 PostgreSQL nodes: the least any client can do to ask
- * all five at once. JDBC blocks, so each PostgreSQL node gets a worker thread (with its own
- * connection and prepared statements) that runs the backend's statements; meanwhile the benchmark
- * thread multiplexes the three Redis nodes, then waits for the two workers. Comparing it with
- * {@link PostgresFloorBenchmark} shows what the hand-off to worker threads costs by itself.
+ * A floor for the mixed quorum of 3 Redis + 2 PostgreSQL nodes over pgjdbc, all five requests in
+ * flight at once: the least a JDBC client can do. JDBC blocks, so each PostgreSQL node gets a
+ * worker thread (with its own connection and prepared statements, per benchmark thread) that runs
+ * the statements of {@link PostgresStatements}; meanwhile the benchmark thread multiplexes the
+ * three Redis nodes, then waits for the two workers. {@link VertxFloorBenchmark#mixed} is the same
+ * without worker threads.
  */
 public class MixedFloorBenchmark {
 

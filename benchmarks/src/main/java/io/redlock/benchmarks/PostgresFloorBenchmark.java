@@ -14,11 +14,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.ThreadParams;
 
 /**
- * The PostgreSQL floor: plain JDBC running the very statements the JDBC backend runs ({@link
- * PostgresStatements}: {@code INSERT .. ON CONFLICT .. DO UPDATE .. WHERE expired}, then the
- * compare-and-delete) on one PostgreSQL server, one connection per benchmark thread, prepared once,
- * with a fixed key hash and token. This is "the slowest node's raw round trips" that a mixed Redis
- * + PostgreSQL quorum is compared with.
+ * The single-connection pgjdbc floor: plain JDBC running the statements of the backends' own
+ * PostgreSQL dialect ({@link PostgresStatements}: {@code INSERT .. ON CONFLICT .. DO UPDATE ..
+ * WHERE expired}, then the plain compare-and-delete {@code DELETE .. WHERE key_hash = ? AND token =
+ * ? AND fence = 0 RETURNING expires_at > clock_timestamp()}) on their table, on one PostgreSQL
+ * server: one connection per benchmark thread, statements prepared once, a fixed key hash and
+ * token. The reference of the 1-PostgreSQL targets.
  */
 public class PostgresFloorBenchmark {
 

@@ -9,14 +9,16 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * The statements a PostgreSQL node of the JDBC backend runs for a plain (unfenced) lock, copied
- * from its PostgreSQL dialect so that the floors run exactly the same SQL on the same table. They
- * are copied rather than taken from the backend's internal classes so that the benchmarks keep
- * compiling while those change; if the backend's SQL changes, change it here too.
+ * The statements a PostgreSQL node runs for a plain (unfenced, unnotified) lock, copied from the
+ * JDBC backend's PostgreSQL dialect, which the reactive backend runs too, so that the floors run
+ * the same SQL on the same table. They are copied rather than taken from the backend's internal
+ * classes so that the benchmarks keep compiling while those change; if the backend's SQL changes,
+ * change it here too.
  */
 final class PostgresStatements {
   static final String TABLE = "redlock_locks";
 
+  /** The table as the backends create it, with the fencing counter column. */
   static final String CREATE_TABLE =
       "CREATE TABLE IF NOT EXISTS "
           + TABLE
@@ -38,22 +40,17 @@ final class PostgresStatements {
           + " expires_at = EXCLUDED.expires_at WHERE l.expires_at <= clock_timestamp()";
 
   /**
-   * Parameters: key hash, token. Returns one row, true, if a live key held the token. The backend's
-   * release on a table with the fencing counter column (which it creates), without notifications.
+   * Parameters: key hash, token. Returns one row, true, if a live key held the token. The plain
+   * compare-and-delete the JDBC backend runs to release a lock taken without fencing, on a table
+   * with the fencing counter column (which the backends create) and without notifications: the
+   * least a release can cost. ({@code fence = 0} leaves a fenced lock's row alone; the backend then
+   * expires it with a second statement, which an unfenced lock never needs.)
    */
   static final String RELEASE =
-      "WITH p (k, t) AS (VALUES (CAST(? AS BYTEA), CAST(? AS BYTEA))),"
-          + " d AS (DELETE FROM "
+      "DELETE FROM "
           + TABLE
-          + " l USING p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence = 0"
-          + " RETURNING l.key_hash AS k, l.expires_at > clock_timestamp() AS live),"
-          + " u AS (UPDATE "
-          + TABLE
-          + " l SET token = CAST('' AS BYTEA), expires_at = TIMESTAMPTZ '1970-01-01 00:00:00+00'"
-          + " FROM p WHERE l.key_hash = p.k AND l.token = p.t AND l.fence <> 0"
-          + " AND l.expires_at > clock_timestamp() RETURNING l.key_hash AS k, TRUE AS live),"
-          + " r AS (SELECT k, live FROM d UNION ALL SELECT k, live FROM u)"
-          + " SELECT r.live FROM r";
+          + " WHERE key_hash = ? AND token = ? AND fence = 0"
+          + " RETURNING expires_at > clock_timestamp()";
 
   private PostgresStatements() {}
 
@@ -91,17 +88,7 @@ final class PostgresStatements {
     return ps;
   }
 
-  /**
-   * Prepares {@link #ACQUIRE} as "acquire" (key hash, key, token, TTL in µs) and {@link #RELEASE}
-   * as "release" (key hash, token) on a wire-protocol connection.
-   */
-  static void prepare(PgWire connection) {
-    connection.prepare(
-        "acquire", numbered(ACQUIRE), PgWire.BYTEA, PgWire.TEXT, PgWire.BYTEA, PgWire.INT8);
-    connection.prepare("release", numbered(RELEASE), PgWire.BYTEA, PgWire.BYTEA);
-  }
-
-  /** The statement with PostgreSQL's numbered parameters ($1, $2, ...) for the wire floor. */
+  /** The statement with PostgreSQL's numbered parameters ($1, $2, ...), for Vert.x's client. */
   static String numbered(String sql) {
     StringBuilder sb = new StringBuilder(sql.length() + 8);
     int n = 0;

@@ -22,8 +22,9 @@ import org.openjdk.jmh.runner.IterationType;
 /**
  * Latencies that JMH cannot see on its own, recorded by each benchmark thread during measurement
  * iterations only: the acquire part of a cycle, and in the contended case the wait between one
- * release and the next grant. Recording allocates nothing (a preallocated HdrHistogram per thread),
- * so it does not disturb the allocation figures.
+ * release and the next grant. Failed acquires and unconfirmed releases are counted in measurement
+ * and, apart, in warm-up iterations. Recording allocates nothing (a preallocated HdrHistogram per
+ * thread), so it does not disturb the allocation figures.
  *
  * <p>At the end of a trial every thread merges its histograms into this JVM's totals, which are
  * written as a properties file to the folder named by {@value #OUT_PROPERTY} (if set), one file per
@@ -51,8 +52,12 @@ public class Recorder {
   private final Histogram handoff = new Histogram(HIGHEST, 3);
   private boolean recording;
   private long failures;
+  private long unconfirmed;
   private long grants;
   private long handoffs;
+  private long warmupCycles;
+  private long warmupFailures;
+  private long warmupUnconfirmed;
 
   /** Records only in measurement iterations. */
   @Setup(Level.Iteration)
@@ -64,6 +69,8 @@ public class Recorder {
   public void acquired(long nanos) {
     if (recording) {
       acquire.recordValue(Math.min(nanos, HIGHEST));
+    } else {
+      warmupCycles++;
     }
   }
 
@@ -71,6 +78,22 @@ public class Recorder {
   public void failed() {
     if (recording) {
       failures++;
+    } else {
+      warmupCycles++;
+      warmupFailures++;
+    }
+  }
+
+  /**
+   * A release that not every node confirmed (its outcome not {@linkplain
+   * io.redlock.ReleaseOutcome#complete() complete}): a key may be left behind until its TTL ends.
+   * Called after {@link #acquired} for the same cycle.
+   */
+  public void unconfirmed() {
+    if (recording) {
+      unconfirmed++;
+    } else {
+      warmupUnconfirmed++;
     }
   }
 
@@ -100,6 +123,10 @@ public class Recorder {
       totals.gap.add(gap);
       totals.handoff.add(handoff);
       totals.failures += failures;
+      totals.unconfirmed += unconfirmed;
+      totals.warmupCycles += warmupCycles;
+      totals.warmupFailures += warmupFailures;
+      totals.warmupUnconfirmed += warmupUnconfirmed;
       totals.grants += grants;
       totals.handoffs += handoffs;
       String out = System.getProperty(OUT_PROPERTY);
@@ -152,6 +179,10 @@ public class Recorder {
     final Histogram gap = new Histogram(HIGHEST, 3);
     final Histogram handoff = new Histogram(HIGHEST, 3);
     long failures;
+    long unconfirmed;
+    long warmupCycles;
+    long warmupFailures;
+    long warmupUnconfirmed;
     long grants;
     long handoffs;
 
@@ -160,7 +191,13 @@ public class Recorder {
       put(p, ACQUIRE, acquire);
       put(p, GAP, gap);
       put(p, HANDOFF, handoff);
+      // measured cycles: the timed acquires and the failed ones
+      p.setProperty("cycles", Long.toString(acquire.getTotalCount() + failures));
       p.setProperty("failures", Long.toString(failures));
+      p.setProperty("unconfirmed", Long.toString(unconfirmed));
+      p.setProperty("warmup.cycles", Long.toString(warmupCycles));
+      p.setProperty("warmup.failures", Long.toString(warmupFailures));
+      p.setProperty("warmup.unconfirmed", Long.toString(warmupUnconfirmed));
       p.setProperty("grants", Long.toString(grants));
       p.setProperty("handoffs", Long.toString(handoffs));
       try {

@@ -17,7 +17,8 @@ import org.openjdk.jmh.infra.ThreadParams;
 /**
  * This library, through its public API only ({@link Redlock#tryAcquire}, {@link Lease#release}),
  * with default settings, nodes given by URI as users give them: a cycle is acquire then release on
- * the benchmark thread's own key.
+ * the benchmark thread's own key. Failed acquires and releases that some node did not confirm
+ * ({@link io.redlock.ReleaseOutcome#complete()} false) are counted by the {@link Recorder}.
  */
 public class RedlockBenchmark {
 
@@ -31,11 +32,6 @@ public class RedlockBenchmark {
       "redis3pg2",
       "pg1",
       "pg5",
-      "redis3pg2wire",
-      "redis3pg2default",
-      "pg2wireredis3",
-      "pg1wire",
-      "pg5wire",
       "redis3pg2vertx",
       "pg1vertx",
       "pg5vertx"
@@ -56,14 +52,10 @@ public class RedlockBenchmark {
   }
 
   /**
-   * Node URIs of a topology, on the shared servers. In a topology whose name says {@code wire}, the
-   * PostgreSQL nodes send their lock calls over the JDBC backend's wire-protocol transport ({@code
-   * redlock.wireProtocol=true}; the default, {@code auto}, does so once connected); in the others
-   * through pgjdbc ({@code redlock.wireProtocol=false}). {@code pg2wireredis3} lists the same five
-   * nodes as {@code redis3pg2wire}, the PostgreSQL ones first; {@code redis3pg2default} leaves
-   * {@code redlock.wireProtocol} unset, as a user would. A topology whose name says {@code vertx}
-   * has its PostgreSQL nodes on the reactive backend ({@code postgresql://} URIs, {@code
-   * redlock-backend-postgres}) instead.
+   * Node URIs of a topology, on the shared servers, with the library's default settings. PostgreSQL
+   * nodes are {@code jdbc:postgresql://} URIs ({@code redlock-backend-jdbc}, pgjdbc), or in a
+   * topology whose name says {@code vertx}, {@code postgresql://} URIs ({@code
+   * redlock-backend-postgres}, Vert.x's reactive client).
    */
   static List<String> uris(String topology) {
     BenchServers servers = BenchServers.get();
@@ -77,20 +69,6 @@ public class RedlockBenchmark {
       }
       case "pg1" -> uris.add(postgresJdbc(servers.postgres().get(0)));
       case "pg5" -> servers.postgres().forEach(u -> uris.add(postgresJdbc(u)));
-      case "redis3pg2wire" -> {
-        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
-        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
-      }
-      case "redis3pg2default" -> {
-        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
-        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgres(u)));
-      }
-      case "pg2wireredis3" -> {
-        servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresWire(u)));
-        servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
-      }
-      case "pg1wire" -> uris.add(postgresWire(servers.postgres().get(0)));
-      case "pg5wire" -> servers.postgres().forEach(u -> uris.add(postgresWire(u)));
       case "redis3pg2vertx" -> {
         servers.redis().subList(0, 3).forEach(a -> uris.add(redis(a)));
         servers.postgres().subList(0, 2).forEach(u -> uris.add(postgresVertx(u)));
@@ -111,35 +89,20 @@ public class RedlockBenchmark {
     return "redis://" + address;
   }
 
-  /** The table is created on first use; 8 connections, like the Redis node's default pool. */
-  private static String postgres(String jdbcUrl) {
-    return jdbcUrl
-        + (jdbcUrl.contains("?") ? "&" : "?")
-        + "redlock.createTable=true&redlock.poolSize=8";
-  }
-
-  /** {@link #postgres}, with the lock calls through pgjdbc. */
-  private static String postgresJdbc(String jdbcUrl) {
-    return postgres(jdbcUrl) + "&redlock.wireProtocol=false";
-  }
-
   /**
-   * {@link #postgres}, with the lock calls over the JDBC backend's PostgreSQL wire-protocol
-   * transport: the statement is written when the engine starts the call and the answer read when it
-   * awaits it.
+   * The server's JDBC URL for the JDBC backend (pgjdbc), default settings; only the table is
+   * created on first use, for a fresh server.
    */
-  private static String postgresWire(String jdbcUrl) {
-    return postgres(jdbcUrl) + "&redlock.wireProtocol=true";
+  private static String postgresJdbc(String jdbcUrl) {
+    return jdbcUrl + (jdbcUrl.contains("?") ? "&" : "?") + "redlock.createTable=true";
   }
 
   /**
-   * The same server as a {@code postgresql://} URI for the reactive backend ({@code
-   * redlock-backend-postgres}, Vert.x's client), with its default settings; only the table is
-   * created on first use, as for the others.
+   * The same server as a libpq URI ({@code postgresql://user:password@host:port/db}) for the
+   * reactive backend, default settings; only the table is created on first use, as for the others.
    */
   static String postgresVertx(String jdbcUrl) {
-    String uri = jdbcUrl.startsWith("jdbc:") ? jdbcUrl.substring("jdbc:".length()) : jdbcUrl;
-    return uri + (uri.contains("?") ? "&" : "?") + "redlock.createTable=true";
+    return BenchServers.libpqUri(jdbcUrl) + "&redlock.createTable=true";
   }
 
   /** The benchmark thread's own key. */
@@ -163,7 +126,9 @@ public class RedlockBenchmark {
       return false;
     }
     recorder.acquired(acquired);
-    lease.get().release();
+    if (!lease.get().release().complete()) {
+      recorder.unconfirmed();
+    }
     return true;
   }
 }

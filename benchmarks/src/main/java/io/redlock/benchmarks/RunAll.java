@@ -81,55 +81,46 @@ public final class RunAll {
           new Subject(
               "floor: Jedis thread per node", "5 Redis", "RedisFloorBenchmark.threadPerNode"),
           new Subject("floor: Jedis multiplexed", "5 Redis", "RedisFloorBenchmark.multiplexed"),
-          new Subject("floor: plain JDBC", "1 PostgreSQL", "PostgresFloorBenchmark.cycle"),
           new Subject(
-              "floor: Jedis multiplexed + a JDBC thread per node",
+              "floor: pgjdbc, one connection per thread",
+              "1 PostgreSQL",
+              "PostgresFloorBenchmark.cycle"),
+          new Subject(
+              "floor: Vert.x, one connection per thread",
+              "1 PostgreSQL",
+              "VertxFloorBenchmark.postgres"),
+          new Subject(
+              "floor: Jedis multiplexed + a pgjdbc thread per node",
               "3 Redis + 2 PostgreSQL",
               "MixedFloorBenchmark.cycle"),
           new Subject(
-              "floor: one thread, Jedis + PostgreSQL wire protocol, multiplexed",
+              "floor: Jedis multiplexed + Vert.x, all five in flight",
               "3 Redis + 2 PostgreSQL",
-              "MixedWireFloorBenchmark.cycle"),
+              "VertxFloorBenchmark.mixed"),
           new Subject("Redisson RLock", "1 Redis", "RedissonBenchmark.lock"),
           new Subject("RedissonRedLock", "5 Redis", "RedissonBenchmark.redLock"),
           new Subject("RedissonMultiLock", "5 Redis", "RedissonBenchmark.multiLock"),
           new Subject("**redlock**", "5 Redis", "RedlockBenchmark.cycle:topology=redis5"),
           new Subject("**redlock**", "1 Redis", "RedlockBenchmark.cycle:topology=redis1"),
           new Subject(
-              "**redlock**", "3 Redis + 2 PostgreSQL", "RedlockBenchmark.cycle:topology=redis3pg2"),
+              "**redlock**",
+              "3 Redis + 2 PostgreSQL, pgjdbc (`redis3pg2`)",
+              "RedlockBenchmark.cycle:topology=redis3pg2"),
           new Subject(
               "**redlock**",
-              "3 Redis + 2 PostgreSQL (wire protocol)",
-              "RedlockBenchmark.cycle:topology=redis3pg2wire"),
-          new Subject(
-              "**redlock**",
-              "3 Redis + 2 PostgreSQL (default transport)",
-              "RedlockBenchmark.cycle:topology=redis3pg2default"),
-          new Subject(
-              "**redlock**",
-              "2 PostgreSQL (wire protocol, listed first) + 3 Redis",
-              "RedlockBenchmark.cycle:topology=pg2wireredis3"),
-          new Subject("**redlock**", "1 PostgreSQL", "RedlockBenchmark.cycle:topology=pg1"),
-          new Subject(
-              "**redlock**",
-              "1 PostgreSQL (wire protocol)",
-              "RedlockBenchmark.cycle:topology=pg1wire"),
-          new Subject("**redlock**", "5 PostgreSQL", "RedlockBenchmark.cycle:topology=pg5"),
-          new Subject(
-              "**redlock**",
-              "5 PostgreSQL (wire protocol)",
-              "RedlockBenchmark.cycle:topology=pg5wire"),
-          new Subject(
-              "**redlock**",
-              "3 Redis + 2 PostgreSQL (Vert.x, backend-postgres)",
+              "3 Redis + 2 PostgreSQL, Vert.x (`redis3pg2vertx`)",
               "RedlockBenchmark.cycle:topology=redis3pg2vertx"),
           new Subject(
-              "**redlock**",
-              "1 PostgreSQL (Vert.x, backend-postgres)",
-              "RedlockBenchmark.cycle:topology=pg1vertx"),
+              "**redlock**", "1 PostgreSQL, pgjdbc (`pg1`)", "RedlockBenchmark.cycle:topology=pg1"),
           new Subject(
               "**redlock**",
-              "5 PostgreSQL (Vert.x, backend-postgres)",
+              "1 PostgreSQL, Vert.x (`pg1vertx`)",
+              "RedlockBenchmark.cycle:topology=pg1vertx"),
+          new Subject(
+              "**redlock**", "5 PostgreSQL, pgjdbc (`pg5`)", "RedlockBenchmark.cycle:topology=pg5"),
+          new Subject(
+              "**redlock**",
+              "5 PostgreSQL, Vert.x (`pg5vertx`)",
               "RedlockBenchmark.cycle:topology=pg5vertx"));
 
   private static final List<Subject> CONTENDED_SUBJECTS =
@@ -152,15 +143,24 @@ public final class RunAll {
   private static final String MUX = "RedisFloorBenchmark.multiplexed";
   private static final String REDLOCK5 = "RedlockBenchmark.cycle:topology=redis5";
   private static final String RED_LOCK = "RedissonBenchmark.redLock";
-  private static final String MIXED = "RedlockBenchmark.cycle:topology=redis3pg2";
-  private static final String MIXED_WIRE = "RedlockBenchmark.cycle:topology=redis3pg2wire";
-  private static final String MIXED_WIRE_PG_FIRST = "RedlockBenchmark.cycle:topology=pg2wireredis3";
-  private static final String MIXED_DEFAULT = "RedlockBenchmark.cycle:topology=redis3pg2default";
   private static final String PG_FLOOR = "PostgresFloorBenchmark.cycle";
-  private static final String PG1 = "RedlockBenchmark.cycle:topology=pg1";
-  private static final String PG1_WIRE = "RedlockBenchmark.cycle:topology=pg1wire";
   private static final String MIXED_FLOOR = "MixedFloorBenchmark.cycle";
-  private static final String WIRE_FLOOR = "MixedWireFloorBenchmark.cycle";
+  private static final String VERTX_MIXED_FLOOR = "VertxFloorBenchmark.mixed";
+
+  /** The library on one PostgreSQL node: its targets are against {@link #PG_FLOOR}. */
+  private static final List<String> SINGLE_PG =
+      List.of("RedlockBenchmark.cycle:topology=pg1", "RedlockBenchmark.cycle:topology=pg1vertx");
+
+  /** The library on 3 Redis + 2 PostgreSQL: its targets are against both mixed floors. */
+  private static final List<String> MIXED =
+      List.of(
+          "RedlockBenchmark.cycle:topology=redis3pg2",
+          "RedlockBenchmark.cycle:topology=redis3pg2vertx");
+
+  /** Thread count and cycles of the "no failed or unconfirmed release" target. */
+  private static final int RELIABILITY_THREADS = 8;
+
+  private static final long RELIABILITY_CYCLES = 10_000;
 
   /** One benchmark's figures in one round. Latencies in microseconds. */
   record Figures(
@@ -450,9 +450,10 @@ public final class RunAll {
     sb.append("### Uncontended: acquire + release on distinct keys\n\n");
     sb.append(
         "| subject | nodes | threads | cycles/s, median [min–max] | cycle p50 µs | cycle p99 µs"
-            + " | acquire p50 µs | acquire p99 µs | bytes/cycle | × multiplexed floor"
+            + " | acquire p50 µs | acquire p99 µs | bytes/cycle"
+            + " | failed acquires / unconfirmed releases, in cycles | × multiplexed floor"
             + " | × RedissonRedLock |\n");
-    sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     List<String> notes = new ArrayList<>();
     for (int t : threads) {
       for (Subject s : SUBJECTS) {
@@ -479,21 +480,24 @@ public final class RunAll {
             .append(" | ")
             .append(num(median(values(key, Figures::bytesPerOp)), "%,.0f"))
             .append(" | ")
+            .append(isLibrary(s) ? failures(key, "") : "–")
+            .append(" | ")
             .append(spread(ratios(key, MUX + ":threads=" + t, Figures::opsPerSecond), "%.2f"))
             .append(" | ")
             .append(spread(ratios(key, RED_LOCK + ":threads=" + t, Figures::opsPerSecond), "%.2f"))
             .append(" |\n");
-        long failures = (long) sum(values(key, f -> f.recorded("failures")));
-        if (failures > 0) {
+        double warmupTroubles =
+            sum(values(key, f -> f.recorded("warmup.failures")))
+                + sum(values(key, f -> f.recorded("warmup.unconfirmed")));
+        if (isLibrary(s) && warmupTroubles > 0) {
           notes.add(
               s.label()
                   + " on "
                   + s.nodes()
                   + ", "
                   + t
-                  + " thread(s): "
-                  + failures
-                  + " acquire(s) failed over all rounds (each counted as a cycle)");
+                  + " thread(s), in warm-up iterations (not measured): "
+                  + failures(key, "warmup."));
         }
       }
     }
@@ -567,99 +571,18 @@ public final class RunAll {
           "5 Redis: cycle p99 ≤ multiplexed floor's p99, " + t + " thread(s)",
           ratios(lib, MUX + ":threads=" + t, Figures::p99Us),
           r -> r <= 1.0);
-      target(
-          sb,
-          "(for reference: the wire floor itself misses it, see the next rows) 3 Redis + 2"
-              + " PostgreSQL: cycle p50 ≤ 1.2 × plain-JDBC cycle p50 on one PostgreSQL, "
-              + t
-              + " thread(s)",
-          ratios(MIXED + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 3 Redis + 2 PostgreSQL: mean cycle ≤ 1.2 × plain-JDBC mean cycle, "
-              + t
-              + " thread(s)",
-          ratios(MIXED + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::meanUs),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "3 Redis + 2 PostgreSQL: cycle p50 ≤ 1.2 × the one-thread wire floor's (all five"
-              + " nodes asked at once: the slowest node's raw round trips on this machine), "
-              + t
-              + " thread(s)",
-          ratios(MIXED + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "3 Redis + 2 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × the one-thread wire floor's, "
-              + t
-              + " thread(s)",
-          ratios(MIXED_WIRE + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "3 Redis + 2 PostgreSQL (default transport, redlock.wireProtocol unset): cycle p50 ≤ 1.2"
-              + " × the one-thread wire floor's, "
-              + t
-              + " thread(s)",
-          ratios(MIXED_DEFAULT + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "2 PostgreSQL (wire protocol, listed first) + 3 Redis: cycle p50 ≤ 1.2 × the one-thread"
-              + " wire floor's, "
-              + t
-              + " thread(s)",
-          ratios(
-              MIXED_WIRE_PG_FIRST + ":threads=" + t, WIRE_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) no client: the one-thread wire floor's cycle p50 ≤ 1.2 × plain-JDBC"
-              + " cycle p50 on one PostgreSQL, "
-              + t
-              + " thread(s)",
-          ratios(WIRE_FLOOR + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 3 Redis + 2 PostgreSQL: cycle p50 ≤ 1.2 × the JDBC-thread mixed floor's, "
-              + t
-              + " thread(s)",
-          ratios(MIXED + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 3 Redis + 2 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × the"
-              + " JDBC-thread mixed floor's, "
-              + t
-              + " thread(s)",
-          ratios(MIXED_WIRE + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 2 PostgreSQL (wire protocol, listed first) + 3 Redis: cycle p50 ≤ 1.2 ×"
-              + " the JDBC-thread mixed floor's, "
-              + t
-              + " thread(s)",
-          ratios(
-              MIXED_WIRE_PG_FIRST + ":threads=" + t, MIXED_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 1 PostgreSQL: cycle p50 ≤ 1.2 × plain-JDBC cycle p50, "
-              + t
-              + " thread(s)",
-          ratios(PG1 + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
-      target(
-          sb,
-          "(for reference) 1 PostgreSQL (wire protocol): cycle p50 ≤ 1.2 × plain-JDBC cycle p50, "
-              + t
-              + " thread(s)",
-          ratios(PG1_WIRE + ":threads=" + t, PG_FLOOR + ":threads=" + t, Figures::p50Us),
-          r -> r <= 1.2);
+    }
+    for (String subject : SINGLE_PG) {
+      floorTargets(sb, subject, PG_FLOOR, "the single-connection pgjdbc floor", 0.95);
+    }
+    for (String subject : MIXED) {
+      floorTargets(sb, subject, MIXED_FLOOR, "the pgjdbc-thread mixed floor", 1.0);
+      floorTargets(sb, subject, VERTX_MIXED_FLOOR, "the Vert.x mixed floor", 1.0);
+    }
+    for (Subject s : SUBJECTS) {
+      if (isLibrary(s)) {
+        reliabilityTarget(sb, s);
+      }
     }
     for (int t : threads) {
       List<Double> lib = values(REDLOCK5 + ":threads=" + t, Figures::bytesPerOp);
@@ -687,9 +610,12 @@ public final class RunAll {
           values(key, f -> f.recorded("handoff.p99") / 1e3),
           ms -> ms <= 5);
     }
-    sb.append("\nRatios are this library ÷ the reference (for p50/p99 and means: lower is better).")
+    sb.append("\nRatios are this library ÷ the reference (for p99: lower is better).")
         .append(" Bytes per cycle: JMH's GC profiler (`gc.alloc.rate.norm`), all threads of the")
-        .append(" benchmark JVM, drivers included.\n");
+        .append(" benchmark JVM, drivers included. Failed acquires / unconfirmed releases (a")
+        .append(" release's `ReleaseOutcome` not `complete()`: some node did not answer): this")
+        .append(" library's subjects, measurement iterations of all rounds; a floor or Redisson")
+        .append(" cycle that fails throws, which ends its fork.\n");
     sb.append("\n### How it ran\n\n");
     sb.append(facts);
     sb.append("- settings: ")
@@ -721,6 +647,88 @@ public final class RunAll {
         .append(seconds % 60)
         .append(" s\n");
     return sb.toString();
+  }
+
+  /**
+   * The targets of one subject against one floor, at every thread count: cycles/s at least {@code
+   * minThroughput} × the floor's, cycle p99 at most 1.2 × the floor's.
+   */
+  private void floorTargets(
+      StringBuilder sb, String subject, String floor, String floorName, double minThroughput) {
+    String name = label(subject);
+    for (int t : threads) {
+      target(
+          sb,
+          name + ": cycles/s ≥ " + minThroughput + " × " + floorName + ", " + t + " thread(s)",
+          ratios(subject + ":threads=" + t, floor + ":threads=" + t, Figures::opsPerSecond),
+          r -> r >= minThroughput);
+    }
+    for (int t : threads) {
+      target(
+          sb,
+          name + ": cycle p99 ≤ 1.2 × " + floorName + "'s, " + t + " thread(s)",
+          ratios(subject + ":threads=" + t, floor + ":threads=" + t, Figures::p99Us),
+          r -> r <= 1.2);
+    }
+  }
+
+  /**
+   * No failed acquire and no unconfirmed release at {@link #RELIABILITY_THREADS} threads, over the
+   * measurement iterations of all rounds, which must add up to {@link #RELIABILITY_CYCLES} cycles
+   * at least. Only for subjects that ran.
+   */
+  private void reliabilityTarget(StringBuilder sb, Subject s) {
+    String key = s.benchmark() + ":threads=" + RELIABILITY_THREADS;
+    if (!present(key)) {
+      return;
+    }
+    double troubles =
+        sum(values(key, f -> f.recorded("failures")))
+            + sum(values(key, f -> f.recorded("unconfirmed")));
+    double cycles = sum(values(key, f -> f.recorded("cycles")));
+    String met;
+    if (troubles > 0) {
+      met = "**no**";
+    } else if (cycles >= RELIABILITY_CYCLES) {
+      met = "**yes**";
+    } else {
+      met = String.format(Locale.ROOT, "not measured (fewer than %,d cycles)", RELIABILITY_CYCLES);
+    }
+    sb.append("| ")
+        .append(label(s.benchmark()))
+        .append(": no failed acquire or unconfirmed release in ")
+        .append(String.format(Locale.ROOT, "%,d", RELIABILITY_CYCLES))
+        .append(" cycles or more, ")
+        .append(RELIABILITY_THREADS)
+        .append(" threads (all rounds) | ")
+        .append(failures(key, ""))
+        .append(" | ")
+        .append(met)
+        .append(" |\n");
+  }
+
+  /** "F / U in N": failed acquires, unconfirmed releases and cycles of all rounds. */
+  private String failures(String key, String prefix) {
+    return String.format(
+        Locale.ROOT,
+        "%,.0f / %,.0f in %,.0f",
+        sum(values(key, f -> f.recorded(prefix + "failures"))),
+        sum(values(key, f -> f.recorded(prefix + "unconfirmed"))),
+        sum(values(key, f -> f.recorded(prefix + "cycles"))));
+  }
+
+  /** A library subject's name for the targets: its nodes, e.g. "1 PostgreSQL, pgjdbc (`pg1`)". */
+  private static String label(String benchmark) {
+    return SUBJECTS.stream()
+        .filter(s -> s.benchmark().equals(benchmark))
+        .map(Subject::nodes)
+        .findFirst()
+        .orElse(benchmark);
+  }
+
+  /** This library's subjects, the only ones that count failed acquires and releases. */
+  private static boolean isLibrary(Subject s) {
+    return s.benchmark().startsWith("RedlockBenchmark.");
   }
 
   /** The forks whose first measurement iteration was well above their last, or "none". */
@@ -860,6 +868,8 @@ public final class RunAll {
         .append(version(org.redisson.Redisson.class))
         .append(", PgJDBC ")
         .append(org.postgresql.util.DriverInfo.DRIVER_VERSION)
+        .append(", Vert.x ")
+        .append(version(io.vertx.core.Vertx.class))
         .append(", JMH ")
         .append(version(Runner.class))
         .append('\n');
@@ -879,7 +889,9 @@ public final class RunAll {
             ? "META-INF/maven/redis.clients/jedis/pom.properties"
             : name.startsWith("org.redisson")
                 ? "META-INF/maven/org.redisson/redisson/pom.properties"
-                : "META-INF/maven/org.openjdk.jmh/jmh-core/pom.properties";
+                : name.startsWith("io.vertx")
+                    ? "META-INF/maven/io.vertx/vertx-core/pom.properties"
+                    : "META-INF/maven/org.openjdk.jmh/jmh-core/pom.properties";
     try (var in = RunAll.class.getClassLoader().getResourceAsStream(file)) {
       if (in != null) {
         Properties p = new Properties();
