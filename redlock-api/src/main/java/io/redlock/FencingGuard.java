@@ -26,7 +26,7 @@ import java.util.concurrent.ConcurrentMap;
  * same statement as the write, so the database decides atomically, e.g. PostgreSQL {@code UPDATE
  * invoice SET ..., fence = :token WHERE id = :id AND fence <= :token} (0 rows updated means the
  * token is stale), or a MongoDB {@code updateOne({_id: id, fence: {$lte: token}}, {$set: {...,
- * fence: token}})}. The README has the full pattern.
+ * fence: token}})}. docs/safety.md has the full pattern.
  *
  * <p>Thread-safe. Keeps one small entry per resource it has seen; {@link #forget} drops one.
  */

@@ -12,16 +12,14 @@ public class NodesMisconfiguredException extends RedlockNonTransientException {
   private final List<NodeFailure> failures;
 
   /**
-   * @param resource the resource that could not be locked
+   * @param resource the resource that could not be locked, or null when the Redlock was being built
    * @param why why these failures stop the acquisition
    * @param failures the nodes that failed non-transiently, with their causes
    */
   public NodesMisconfiguredException(String resource, String why, List<NodeFailure> failures) {
     super(
         null,
-        "cannot lock '"
-            + resource
-            + "': "
+        (resource == null ? "cannot build the Redlock: " : "cannot lock '" + resource + "': ")
             + why
             + ": "
             + String.join("; ", failures.stream().map(NodeFailure::toString).toList()),

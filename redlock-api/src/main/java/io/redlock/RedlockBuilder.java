@@ -1,10 +1,10 @@
 package io.redlock;
 
+import io.redlock.engine.RedlockConfig;
+import io.redlock.engine.RedlockEngineProvider;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
 import io.redlock.spi.NodeUri;
-import io.redlock.spi.RedlockConfig;
-import io.redlock.spi.RedlockEngineProvider;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -87,33 +87,33 @@ public final class RedlockBuilder {
 
   /**
    * Adds the nodes configured outside the code, first found wins: system property {@value
-   * LockNodes#NODES_PROPERTY}, environment variable {@value LockNodes#NODES_ENV}, or the properties
-   * file (entry {@value LockNodes#NODES_KEY}) named by system property {@value
-   * LockNodes#CONFIG_PROPERTY} or environment variable {@value LockNodes#CONFIG_ENV}. URIs are
-   * separated by commas or whitespace, e.g. {@code
+   * ConfiguredNodes#NODES_PROPERTY}, environment variable {@value ConfiguredNodes#NODES_ENV}, or
+   * the properties file (entry {@value ConfiguredNodes#NODES_KEY}) named by system property {@value
+   * ConfiguredNodes#CONFIG_PROPERTY} or environment variable {@value ConfiguredNodes#CONFIG_ENV}.
+   * URIs are separated by commas or whitespace, e.g. {@code
    * REDLOCK_NODES=redis://a:6379,redis://b:6379,jdbc:postgresql://c/locks}.
    *
    * @throws RedlockNonTransientException if nothing is configured, or a named file is unusable
    * @throws IllegalArgumentException as {@link #nodes(String...)}
    */
   public RedlockBuilder nodesFromEnvironment() {
-    LockNodes.Configured configured =
-        LockNodes.configured(System.getenv(), System.getProperties())
+    ConfiguredNodes configured =
+        ConfiguredNodes.find(System.getenv(), System.getProperties())
             .orElseThrow(
                 () ->
                     new RedlockNonTransientException(
                         null,
                         "no Redlock nodes configured: set the environment variable "
-                            + LockNodes.NODES_ENV
+                            + ConfiguredNodes.NODES_ENV
                             + " (or the system property "
-                            + LockNodes.NODES_PROPERTY
+                            + ConfiguredNodes.NODES_PROPERTY
                             + ") to a comma-separated list such as"
                             + " redis://a:6379,redis://b:6379,redis://c:6379, or point "
-                            + LockNodes.CONFIG_ENV
+                            + ConfiguredNodes.CONFIG_ENV
                             + " (or -D"
-                            + LockNodes.CONFIG_PROPERTY
+                            + ConfiguredNodes.CONFIG_PROPERTY
                             + ") at a properties file with a "
-                            + LockNodes.NODES_KEY
+                            + ConfiguredNodes.NODES_KEY
                             + "=... entry",
                         null));
     if (configured.uris().isEmpty()) {
@@ -235,6 +235,17 @@ public final class RedlockBuilder {
    */
   public RedlockBuilder strictNodes(boolean strict) {
     settings = settings.withStrictNodes(strict);
+    return this;
+  }
+
+  /**
+   * Lets nodes be one server under several names or databases, e.g. three databases of one
+   * PostgreSQL for a test. By default {@code build()} asks every node for its status and refuses
+   * nodes that report the same incarnation: that server's loss would take several votes at once, so
+   * the quorum would not survive what its node count promises. For tests and demos only.
+   */
+  public RedlockBuilder allowSharedServers() {
+    settings = settings.withSharedServers(true);
     return this;
   }
 

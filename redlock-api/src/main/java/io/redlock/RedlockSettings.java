@@ -29,6 +29,9 @@ import java.util.Objects;
  * @param strictNodes whether a node that fails in a way no retry fixes (a wrong password, a missing
  *     table) fails the acquisition even when the other nodes make a majority (default off: such a
  *     node is outvoted, logged once at WARN and listed in {@link Lease#failedNodes()})
+ * @param sharedServers whether nodes may be one server under several names or databases (default
+ *     off: {@code build()} refuses nodes that report the same incarnation, since that server's loss
+ *     takes several votes); for tests and demos only
  */
 public record RedlockSettings(
     double driftFactor,
@@ -41,7 +44,8 @@ public record RedlockSettings(
     int maxExtensions,
     boolean fencing,
     Duration restartQuarantine,
-    boolean strictNodes) {
+    boolean strictNodes,
+    boolean sharedServers) {
 
   private static final Duration MIN_AUTO_TIMEOUT = Duration.ofMillis(20);
   private static final Duration MAX_AUTO_TIMEOUT = Duration.ofSeconds(1);
@@ -108,6 +112,7 @@ public record RedlockSettings(
         10_000,
         false,
         null,
+        false,
         false);
   }
 
@@ -196,6 +201,13 @@ public record RedlockSettings(
     return c.build();
   }
 
+  /** A copy that allows nodes on one server (tests, demos), or refuses them at build. */
+  public RedlockSettings withSharedServers(boolean value) {
+    Copy c = new Copy(this);
+    c.sharedServers = value;
+    return c.build();
+  }
+
   /** True if restart quarantine is on. */
   public boolean restartQuarantineEnabled() {
     return restartQuarantine != null;
@@ -214,6 +226,7 @@ public record RedlockSettings(
     boolean fencing;
     Duration restartQuarantine;
     boolean strictNodes;
+    boolean sharedServers;
 
     Copy(RedlockSettings s) {
       driftFactor = s.driftFactor;
@@ -227,6 +240,7 @@ public record RedlockSettings(
       fencing = s.fencing;
       restartQuarantine = s.restartQuarantine;
       strictNodes = s.strictNodes;
+      sharedServers = s.sharedServers;
     }
 
     RedlockSettings build() {
@@ -241,7 +255,8 @@ public record RedlockSettings(
           maxExtensions,
           fencing,
           restartQuarantine,
-          strictNodes);
+          strictNodes,
+          sharedServers);
     }
   }
 

@@ -38,6 +38,7 @@ class ThirdPartyBackendTest {
       package com.example.thirdparty;
 
       import io.redlock.spi.*;
+      import io.redlock.spi.support.*;
       import java.time.Duration;
       import java.util.concurrent.ConcurrentHashMap;
 

@@ -14,13 +14,15 @@ import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
 import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -28,6 +30,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -95,7 +98,11 @@ public final class JdbcLockNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(JdbcLockNode.class);
   private static final AtomicInteger POOLS = new AtomicInteger();
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withClock()
+          .withInspection();
 
   private final String name;
   private final LockTable table;
@@ -132,6 +139,21 @@ public final class JdbcLockNode implements LockNode {
     // the worker that went idle last gets the next call, and keeps its warm connection; bounded
     // backlog: an overloaded node fails fast (a "no" vote) instead of piling up work
     this.executor = new LifoExecutor(threads, 1024, 30, TimeUnit.SECONDS, factory);
+  }
+
+  /**
+   * A node on {@code jdbcUrl} with the settings of its {@code redlock.*} options; see {@link
+   * #builder(String)}.
+   *
+   * @throws IllegalArgumentException if it is not a JDBC URL or has a bad {@code redlock.*} option
+   */
+  public static JdbcLockNode fromUri(String jdbcUrl) {
+    return builder(jdbcUrl).build();
+  }
+
+  /** A node for a parsed URI, as the {@link io.redlock.spi.LockNodeProvider} receives it. */
+  public static JdbcLockNode fromUri(NodeUri uri) {
+    return fromUri(Objects.requireNonNull(uri, "uri").raw());
   }
 
   /**
@@ -201,7 +223,7 @@ public final class JdbcLockNode implements LockNode {
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
     // a release is run even when the engine stops waiting for it: see Reply.abandon
-    return Reply.supplyAsyncOrInline(
+    return Replies.supplyAsyncOrInline(
         budget -> table.release(kt[0], kt[1], budget), inlineAllowed, executor, name, false);
   }
 
@@ -248,6 +270,14 @@ public final class JdbcLockNode implements LockNode {
     return submit(table::serverTime);
   }
 
+  /** Who holds {@code key}: its token and remaining time, read by one statement. */
+  @Override
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    return submit(() -> table.inspect(key));
+  }
+
   /**
    * The DDL of this node's table in its database's dialect (all dialects before the first
    * successful connection), for people who create the table themselves.
@@ -257,7 +287,7 @@ public final class JdbcLockNode implements LockNode {
   }
 
   private <T> Reply<T> submit(Supplier<T> operation) {
-    return Reply.supplyAsync(operation, executor, name);
+    return Replies.supplyAsync(operation, executor, name);
   }
 
   /**
@@ -266,8 +296,8 @@ public final class JdbcLockNode implements LockNode {
    * comment): on a database whose statements a network timeout bounds, through the built-in pool,
    * while the node's last call succeeded and a connection is idle.
    */
-  private <T> Reply<T> submit(Reply.Budgeted<T> operation) {
-    return Reply.supplyAsyncOrInline(operation, inlineAllowed, executor, name);
+  private <T> Reply<T> submit(Replies.Budgeted<T> operation) {
+    return Replies.supplyAsyncOrInline(operation, inlineAllowed, executor, name);
   }
 
   private boolean inlineAllowed() {
@@ -297,6 +327,12 @@ public final class JdbcLockNode implements LockNode {
   /**
    * Stops the worker threads (calls under way may finish for a moment) and closes the built-in
    * pool; a DataSource given by the caller stays open. Idempotent.
+   *
+   * <p>On a node that is down, close does not wait for what cannot succeed: while the built-in pool
+   * has no connection, a worker can only be waiting for one until the connection timeout, so it is
+   * interrupted at once instead of awaited; and HikariCP's own shutdown, which then waits up to its
+   * login timeout for the connection attempt under way, finishes on a daemon thread. (Both waits
+   * together held a process's exit for about 4 s after its last lock call.)
    */
   @Override
   public void close() {
@@ -305,7 +341,12 @@ public final class JdbcLockNode implements LockNode {
     }
     executor.shutdown();
     try {
-      executor.awaitTermination(2, TimeUnit.SECONDS);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+      while (!executor.awaitTermination(10, TimeUnit.MILLISECONDS)
+          && System.nanoTime() - deadline < 0
+          && !unconnected()) {
+        // calls under way (a release, say) may still finish
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -314,8 +355,24 @@ public final class JdbcLockNode implements LockNode {
       notifications.close();
     }
     if (ownedPool != null) {
-      ownedPool.close();
+      if (unconnected()) {
+        Thread closer = new Thread(ownedPool::close, "redlock-jdbc-close " + name);
+        closer.setDaemon(true);
+        closer.start();
+      } else {
+        ownedPool.close();
+      }
     }
+  }
+
+  /** Whether the built-in pool has no connection at all: the database is down or unreachable. */
+  private boolean unconnected() {
+    HikariDataSource pool = ownedPool;
+    if (pool == null) {
+      return false;
+    }
+    HikariPoolMXBean stats = pool.getHikariPoolMXBean();
+    return stats != null && stats.getTotalConnections() == 0;
   }
 
   @Override

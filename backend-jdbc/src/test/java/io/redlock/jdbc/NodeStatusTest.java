@@ -155,11 +155,12 @@ class NodeStatusTest {
       try (JdbcLockNode innodb = JdbcLockNode.builder(url).createTable(true).build();
           JdbcLockNode other = JdbcLockNode.builder(url).table(myisam).build()) {
         NodeStatus s = status(innodb);
-        assertThat(s.incarnation()).startsWith("mariadb-started-");
+        assertThat(s.incarnation()).matches("mariadb-started-\\d+-.+:\\d+");
         assertThat(s.details())
             .containsEntry("engine", "InnoDB")
             .containsKeys("version", "started", "innodb_flush_log_at_trx_commit", "log_bin");
-        long started = Long.parseLong(s.incarnation().substring("mariadb-started-".length()));
+        long started =
+            Long.parseLong(s.incarnation().split("-")[2]); // mariadb-started-<s>-<host>:<port>
         assertThat(Instant.ofEpochSecond(started).plus(s.uptime()))
             .as("start + uptime is now")
             .isBetween(Instant.now().minusSeconds(5), Instant.now().plusSeconds(5));

@@ -34,8 +34,8 @@ import java.util.stream.Collectors;
  * node, over the official synchronous driver.
  *
  * <pre>{@code
- * LockNode a = MongoLockNode.create("mongodb://10.0.0.5:27017/redlock");
- * LockNode b = MongoLockNode.create(
+ * LockNode a = MongoLockNode.fromUri("mongodb://10.0.0.5:27017/redlock");
+ * LockNode b = MongoLockNode.fromUri(
  *     "mongodb+srv://app:s3cret@cluster0.example.net/?redlock.collection=locks&w=majority");
  * LockNode c = MongoLockNode.builder().client(myMongoClient).database("app").build(); // not closed
  * }</pre>
@@ -171,13 +171,13 @@ public final class MongoLockNode implements LockNode {
    * @throws IllegalArgumentException for a malformed connection string or an unknown or invalid
    *     option
    */
-  public static MongoLockNode create(String connectionString) {
+  public static MongoLockNode fromUri(String connectionString) {
     return builder().uri(connectionString).build();
   }
 
   /** A node for a parsed URI (as the {@link io.redlock.spi.LockNodeProvider} receives it). */
-  public static MongoLockNode create(NodeUri uri) {
-    return create(Objects.requireNonNull(uri, "uri").raw());
+  public static MongoLockNode fromUri(NodeUri uri) {
+    return fromUri(Objects.requireNonNull(uri, "uri").raw());
   }
 
   /** A builder; start from {@link Builder#uri} or {@link Builder#client}. */
@@ -229,6 +229,12 @@ public final class MongoLockNode implements LockNode {
   @Override
   public Reply<NodeStatus> status() {
     return node.status();
+  }
+
+  /** Who holds {@code key}: the live document's token and its expiry less the server's clock. */
+  @Override
+  public Reply<java.util.Optional<io.redlock.spi.KeyHolder>> inspect(String key) {
+    return node.inspect(key);
   }
 
   /**

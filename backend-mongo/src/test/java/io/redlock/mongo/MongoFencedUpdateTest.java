@@ -79,7 +79,7 @@ class MongoFencedUpdateTest {
                                 .build())
                     .toList())
             .fencing(true)
-            // generous for a busy 2-core machine; the default (TTL/200) is for production networks
+            // generous for a busy 2-core machine; the default (TTL/50) is for production networks
             .nodeTimeout(Duration.ofMillis(300))
             .retry(5, Duration.ofMillis(10), Duration.ofMillis(50))
             .build();

@@ -149,7 +149,7 @@ class MongoLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
   @Override
   protected Optional<LockNode> createUnreachableNode() {
     return Optional.of(
-        MongoLockNode.create(
+        MongoLockNode.fromUri(
             "mongodb://tck:"
                 + configuredSecret().orElseThrow()
                 + "@127.0.0.1:"

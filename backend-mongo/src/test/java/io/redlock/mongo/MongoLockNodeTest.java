@@ -89,7 +89,7 @@ class MongoLockNodeTest {
       String key = key();
       String token = token();
       long before = System.currentTimeMillis();
-      try (MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+      try (MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
         assertThat(node.tryAcquire(key, token, Duration.ofMillis(1234)).await(AWAIT).acquired())
             .isTrue();
       }
@@ -111,7 +111,7 @@ class MongoLockNodeTest {
     @DisplayName("a sub-millisecond remainder of the TTL is rounded up, never down")
     void ttlRoundedUp() {
       String key = key();
-      try (MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+      try (MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
         node.tryAcquire(key, token(), Duration.ofNanos(1_500_000)).await(AWAIT);
       }
       Document doc =
@@ -126,7 +126,7 @@ class MongoLockNodeTest {
         "a release abandoned at once still runs (it can only delete the caller's own key), and ends"
             + " exactly once with its answer")
     void abandonedReleaseStillRuns() throws InterruptedException {
-      try (MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+      try (MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
         java.util.List<String> keys = new java.util.ArrayList<>();
         String token = token();
         for (int i = 0; i < 50; i++) {
@@ -165,7 +165,7 @@ class MongoLockNodeTest {
     void expiredKeyTakenOverInPlace() throws InterruptedException {
       String key = key();
       String second = token();
-      try (MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+      try (MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
         assertThat(node.tryAcquire(key, token(), Duration.ofMillis(100)).await(AWAIT).acquired())
             .isTrue();
         Thread.sleep(300);
@@ -205,7 +205,7 @@ class MongoLockNodeTest {
       String key = key();
       String uri =
           server.connectionString() + "/?redlock.database=opt_db&redlock.collection=opt_locks";
-      try (MongoLockNode node = MongoLockNode.create(uri)) {
+      try (MongoLockNode node = MongoLockNode.fromUri(uri)) {
         assertThat(node.database()).isEqualTo("opt_db");
         assertThat(node.collection()).isEqualTo("opt_locks");
         assertThat(node.name()).isEqualTo(uri);
@@ -218,9 +218,9 @@ class MongoLockNodeTest {
     @Test
     @DisplayName("the path names the database (and db.collection the collection)")
     void pathDatabase() {
-      try (MongoLockNode a = MongoLockNode.create(server.connectionString() + "/appdb");
-          MongoLockNode b = MongoLockNode.create(server.connectionString() + "/appdb.mylocks");
-          MongoLockNode c = MongoLockNode.create(server.connectionString())) {
+      try (MongoLockNode a = MongoLockNode.fromUri(server.connectionString() + "/appdb");
+          MongoLockNode b = MongoLockNode.fromUri(server.connectionString() + "/appdb.mylocks");
+          MongoLockNode c = MongoLockNode.fromUri(server.connectionString())) {
         assertThat(a.database()).isEqualTo("appdb");
         assertThat(a.collection()).isEqualTo(MongoLockNode.DEFAULT_COLLECTION);
         assertThat(b.database()).isEqualTo("appdb");
@@ -248,10 +248,10 @@ class MongoLockNodeTest {
     @Test
     @DisplayName("the write concern is majority + journaled unless the connection string sets one")
     void writeConcernDefaults() {
-      try (MongoLockNode byDefault = MongoLockNode.create(server.connectionString());
-          MongoLockNode w1 = MongoLockNode.create(server.connectionString() + "/?w=1");
+      try (MongoLockNode byDefault = MongoLockNode.fromUri(server.connectionString());
+          MongoLockNode w1 = MongoLockNode.fromUri(server.connectionString() + "/?w=1");
           MongoLockNode wtimeout =
-              MongoLockNode.create(server.connectionString() + "/?w=majority&wtimeoutMS=2500")) {
+              MongoLockNode.fromUri(server.connectionString() + "/?w=majority&wtimeoutMS=2500")) {
         assertThat(byDefault.writeConcern()).isEqualTo(WriteConcern.MAJORITY.withJournal(true));
         assertThat(w1.writeConcern()).isEqualTo(WriteConcern.W1);
         assertThat(wtimeout.writeConcern())
@@ -267,7 +267,7 @@ class MongoLockNodeTest {
     @Test
     @DisplayName("w=0 is refused: an unacknowledged write cannot tell acquired from held")
     void unacknowledgedRefused() {
-      assertThatThrownBy(() -> MongoLockNode.create(server.connectionString() + "/?w=0"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(server.connectionString() + "/?w=0"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("w=0")
           .hasMessageContaining("w=majority");
@@ -278,7 +278,7 @@ class MongoLockNodeTest {
     void unknownOption() {
       assertThatThrownBy(
               () ->
-                  MongoLockNode.create(
+                  MongoLockNode.fromUri(
                       "mongodb://u:pw123@127.0.0.1:1/?redlock.colection=x&authSource=admin"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.colection")
@@ -291,29 +291,29 @@ class MongoLockNodeTest {
     @DisplayName("bad option values, duplicates and missing values are errors naming the option")
     void badOptionValues() {
       String base = "mongodb://127.0.0.1:1/?";
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.threads=many"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.threads=many"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.threads");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.threads=0"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.threads=0"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("threads");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.gcAfter=soon"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.gcAfter=soon"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.gcAfter");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.gcAfter=500ms"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.gcAfter=500ms"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("at least 1 second");
       assertThatThrownBy(
-              () -> MongoLockNode.create(base + "redlock.collection=a&redlock.collection=b"))
+              () -> MongoLockNode.fromUri(base + "redlock.collection=a&redlock.collection=b"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("twice");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.database="))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.database="))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("no value");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.database=a.b"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.database=a.b"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("database name");
-      assertThatThrownBy(() -> MongoLockNode.create(base + "redlock.collection=system.x"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(base + "redlock.collection=system.x"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("reserved");
     }
@@ -332,14 +332,14 @@ class MongoLockNodeTest {
     @Test
     @DisplayName("not a MongoDB connection string, or a malformed one, is an error without secrets")
     void malformedUris() {
-      assertThatThrownBy(() -> MongoLockNode.create("redis://localhost:6379"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri("redis://localhost:6379"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("mongodb://");
-      assertThatThrownBy(() -> MongoLockNode.create("mongodb://u:s3cr3t@"))
+      assertThatThrownBy(() -> MongoLockNode.fromUri("mongodb://u:s3cr3t@"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("invalid MongoDB connection string")
           .hasMessageNotContaining("s3cr3t");
-      assertThatThrownBy(() -> MongoLockNode.create(" "))
+      assertThatThrownBy(() -> MongoLockNode.fromUri(" "))
           .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -389,7 +389,7 @@ class MongoLockNodeTest {
     @DisplayName("gcAfter creates a TTL index on 'at' and rejects longer TTLs")
     void gcIndex() throws InterruptedException {
       try (MongoLockNode node =
-          MongoLockNode.create(
+          MongoLockNode.fromUri(
               server.connectionString() + "/?redlock.database=gc_db&redlock.gcAfter=1h")) {
         assertThatThrownBy(() -> node.tryAcquire(key(), token(), Duration.ofHours(2)))
             .isInstanceOf(IllegalArgumentException.class)
@@ -478,7 +478,7 @@ class MongoLockNodeTest {
               + port
               + "/?serverSelectionTimeoutMS=500&tlsCertificateKeyFilePassword=keypa55"
               + "&authMechanismProperties=AWS_SESSION_TOKEN:t0ken";
-      try (MongoLockNode node = MongoLockNode.create(uri)) {
+      try (MongoLockNode node = MongoLockNode.fromUri(uri)) {
         assertThat(node.name())
             .contains("127.0.0.1:" + port)
             .doesNotContain("pa55word", "keypa55", "t0ken");
@@ -522,7 +522,7 @@ class MongoLockNodeTest {
             "mongodb://127.0.0.1:"
                 + silent.getLocalPort()
                 + "/?serverSelectionTimeoutMS=700&connectTimeoutMS=500&socketTimeoutMS=500";
-        try (MongoLockNode node = MongoLockNode.create(uri)) {
+        try (MongoLockNode node = MongoLockNode.fromUri(uri)) {
           long start = System.nanoTime();
           RedlockException failure =
               catchThrowableOfType(
@@ -543,12 +543,12 @@ class MongoLockNodeTest {
     @DisplayName("timeoutMS in the connection string bounds each operation")
     void timeoutMsBoundsOperations() throws IOException {
       try (MongoLockNode working =
-          MongoLockNode.create(server.connectionString() + "/?timeoutMS=3000")) {
+          MongoLockNode.fromUri(server.connectionString() + "/?timeoutMS=3000")) {
         assertThat(working.tryAcquire(key(), token(), LONG_TTL).await(AWAIT).acquired()).isTrue();
       }
       try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
           MongoLockNode node =
-              MongoLockNode.create(
+              MongoLockNode.fromUri(
                   "mongodb://127.0.0.1:" + silent.getLocalPort() + "/?timeoutMS=600")) {
         long start = System.nanoTime();
         RedlockException failure =
@@ -566,7 +566,7 @@ class MongoLockNodeTest {
       // saslStart), which drives the driver's authentication-failure path. A real MongoDB with a
       // wrong password is checked in MongoRealServerTest when REDLOCK_TEST_MONGO has credentials.
       String uri = server.connectionString().replace("mongodb://", "mongodb://app:Wr0ngPass@");
-      try (MongoLockNode node = MongoLockNode.create(uri + "/?authSource=admin")) {
+      try (MongoLockNode node = MongoLockNode.fromUri(uri + "/?authSource=admin")) {
         RedlockException failure =
             catchThrowableOfType(
                 RedlockException.class,
@@ -584,7 +584,7 @@ class MongoLockNodeTest {
     void serverStopsAndReturns() {
       try (MongoServer own = MongoServer.startStandIn();
           MongoLockNode node =
-              MongoLockNode.create(
+              MongoLockNode.fromUri(
                   own.connectionString()
                       + "/?serverSelectionTimeoutMS=1000&connectTimeoutMS=500")) {
         String key = key();

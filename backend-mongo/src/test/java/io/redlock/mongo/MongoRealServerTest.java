@@ -64,7 +64,7 @@ class MongoRealServerTest {
   private MongoLockNode node(String extra) {
     String uri = server.connectionString();
     String sep = uri.contains("?") ? "&" : (uri.matches("mongodb(\\+srv)?://[^/]*") ? "/?" : "?");
-    return MongoLockNode.create(uri + sep + "redlock.database=" + DATABASE + extra);
+    return MongoLockNode.fromUri(uri + sep + "redlock.database=" + DATABASE + extra);
   }
 
   @Test
@@ -121,7 +121,7 @@ class MongoRealServerTest {
         server
             .connectionString()
             .replaceFirst("://([^:/@]+):[^@]*@", "://$1:Wr0ng-" + UUID.randomUUID() + "@");
-    try (MongoLockNode node = MongoLockNode.create(wrong)) {
+    try (MongoLockNode node = MongoLockNode.fromUri(wrong)) {
       RedlockException failure =
           catchThrowableOfType(
               RedlockException.class, () -> node.release("real:k", "t").await(AWAIT));

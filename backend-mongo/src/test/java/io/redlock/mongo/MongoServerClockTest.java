@@ -38,7 +38,7 @@ class MongoServerClockTest {
     Duration offset = Duration.ofSeconds(offsetSeconds);
     try (MongoServer server = MongoServer.builder().clockOffset(offset).start();
         MongoClient raw = MongoClients.create(server.connectionString());
-        MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+        MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
       System.out.println("MongoServerClockTest on " + server.description());
       String key = "clock:" + UUID.randomUUID();
       String owner = UUID.randomUUID().toString();

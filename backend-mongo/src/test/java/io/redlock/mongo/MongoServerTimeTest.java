@@ -33,7 +33,7 @@ class MongoServerTimeTest {
   void agreesWithLocalTime(MongoTarget target) {
     try (MongoServer server = target.start("MongoServerTimeTest");
         MongoClient raw = MongoClients.create(server.connectionString());
-        MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+        MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
       node.serverTime().await(AWAIT); // the first call connects
       for (int i = 0; i < 3; i++) {
         Instant before = localTime(raw);
@@ -61,7 +61,7 @@ class MongoServerTimeTest {
         "needs libfaketime (apt-get install -y libfaketime) to move the stand-in's clock");
     Duration moved = Duration.ofSeconds(30);
     try (MongoServer server = MongoServer.builder().clockOffset(moved).start();
-        MongoLockNode node = MongoLockNode.create(server.connectionString())) {
+        MongoLockNode node = MongoLockNode.fromUri(server.connectionString())) {
       System.out.println("MongoServerTimeTest on " + server.description());
       Instant before = Instant.now();
       Instant read = node.serverTime().await(AWAIT);

@@ -6,6 +6,7 @@ import io.redlock.postgres.internal.PgNode;
 import io.redlock.postgres.internal.PgSettings;
 import io.redlock.postgres.internal.PgUri;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * One PostgreSQL server as a Redlock node, on Vert.x's reactive PostgreSQL client: no thread per
@@ -26,8 +28,8 @@ import java.util.Objects;
  * event loop reads.
  *
  * <pre>{@code
- * LockNode a = PostgresLockNode.create("postgresql://app:secret@db1:5432/app");
- * LockNode b = PostgresLockNode.create(
+ * LockNode a = PostgresLockNode.fromUri("postgresql://app:secret@db1:5432/app");
+ * LockNode b = PostgresLockNode.fromUri(
  *     "postgresql://app:secret@db2/app?sslmode=verify-full&sslrootcert=/etc/ca.pem"
  *         + "&redlock.createTable=true");
  * LockNode c = PostgresLockNode.builder().uri("postgres://db3/app").poolSize(2).build();
@@ -101,18 +103,13 @@ public final class PostgresLockNode implements LockNode {
    *
    * @throws IllegalArgumentException for a malformed URI or an unknown or invalid option
    */
-  public static PostgresLockNode create(String uri) {
+  public static PostgresLockNode fromUri(String uri) {
     return builder().uri(uri).build();
   }
 
   /** A node for a parsed URI, as the {@link io.redlock.spi.LockNodeProvider} receives it. */
-  public static PostgresLockNode create(NodeUri uri) {
-    return create(Objects.requireNonNull(uri, "uri").raw());
-  }
-
-  /** Same as {@link #create(String)}. */
-  public static PostgresLockNode fromUri(String uri) {
-    return create(uri);
+  public static PostgresLockNode fromUri(NodeUri uri) {
+    return fromUri(Objects.requireNonNull(uri, "uri").raw());
   }
 
   /** A builder; start from {@link Builder#uri} or {@link Builder#connectOptions}. */
@@ -171,6 +168,12 @@ public final class PostgresLockNode implements LockNode {
   @Override
   public Reply<NodeStatus> status() {
     return node.status();
+  }
+
+  /** Who holds {@code key}: its token and remaining time, read by one statement. */
+  @Override
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    return node.inspect(key);
   }
 
   /** The server's {@code clock_timestamp()}, read afresh on every call (1 µs resolution). */

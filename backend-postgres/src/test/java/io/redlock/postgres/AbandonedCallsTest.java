@@ -53,7 +53,7 @@ class AbandonedCallsTest {
   void unsentDroppedSentReadToItsEnd() throws Exception {
     String table = TestServers.uniqueTable("abandon");
     try (PostgresLockNode node =
-            PostgresLockNode.create(
+            PostgresLockNode.fromUri(
                 TestServers.uri(server)
                     + "&redlock.createTable=true&redlock.poolSize=1&redlock.pipeliningLimit=1"
                     + "&redlock.table="
@@ -100,7 +100,7 @@ class AbandonedCallsTest {
   void frozenPastTheQueryTimeout() throws Exception {
     String table = TestServers.uniqueTable("frozen");
     try (PostgresLockNode node =
-        PostgresLockNode.create(
+        PostgresLockNode.fromUri(
             TestServers.uri(server)
                 + "&redlock.createTable=true&redlock.queryTimeout=200ms&redlock.table="
                 + table)) {

@@ -33,7 +33,7 @@ class AuthenticationAndTlsTest {
   private static boolean lockAndTellTls(String uri) throws Exception {
     String app = "redlock_test_" + UUID.randomUUID().toString().substring(0, 8);
     try (PostgresLockNode node =
-        PostgresLockNode.create(uri + "&application_name=" + app + "&redlock.createTable=true")) {
+        PostgresLockNode.fromUri(uri + "&application_name=" + app + "&redlock.createTable=true")) {
       String token = UUID.randomUUID().toString();
       assertThat(node.tryAcquire("auth-tls", token, TTL).await(WAIT).acquired()).isTrue();
       assertThat(node.release("auth-tls", token).await(WAIT)).isTrue();
@@ -100,7 +100,7 @@ class AuthenticationAndTlsTest {
             + server().port()
             + "/postgres?sslmode=verify-full&sslrootcert="
             + server().certificate();
-    try (PostgresLockNode node = PostgresLockNode.create(uri)) {
+    try (PostgresLockNode node = PostgresLockNode.fromUri(uri)) {
       assertThatThrownBy(() -> node.tryAcquire("k", "t", TTL).await(WAIT))
           .isInstanceOf(RedlockNonTransientException.class)
           .hasMessageContaining("certificate")
@@ -119,7 +119,7 @@ class AuthenticationAndTlsTest {
             PostgresServer.USER,
             PostgresServer.PASSWORD,
             "sslmode=verify-ca&sslrootcert=" + other);
-    try (PostgresLockNode node = PostgresLockNode.create(uri)) {
+    try (PostgresLockNode node = PostgresLockNode.fromUri(uri)) {
       assertThatThrownBy(() -> node.tryAcquire("k", "t", TTL).await(WAIT))
           .isInstanceOf(RedlockNonTransientException.class)
           .hasMessageContaining("certificate")

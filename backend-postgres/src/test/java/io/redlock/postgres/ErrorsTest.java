@@ -33,7 +33,7 @@ class ErrorsTest {
       String secret = "wrong-Secret-pw-" + UUID.randomUUID();
       String uri =
           TestServers.uri(TestServers.plain(), PostgresServer.USER, secret, "sslmode=disable");
-      try (PostgresLockNode node = PostgresLockNode.create(uri)) {
+      try (PostgresLockNode node = PostgresLockNode.fromUri(uri)) {
         assertThat(node.name()).doesNotContain(secret);
         assertThat(node.toString()).doesNotContain(secret);
         for (int i = 0; i < 2; i++) { // the second fails at once, with the same error
@@ -53,7 +53,7 @@ class ErrorsTest {
     void missingTable() {
       String table = TestServers.uniqueTable("missing");
       try (PostgresLockNode node =
-          PostgresLockNode.create(
+          PostgresLockNode.fromUri(
               TestServers.uri(TestServers.plain()) + "&redlock.table=" + table)) {
         assertThatThrownBy(() -> node.tryAcquire("k", token(), TTL).await(WAIT))
             .isInstanceOf(RedlockNonTransientException.class)
@@ -75,7 +75,7 @@ class ErrorsTest {
     void droppedTableIsCreatedAgain() {
       String table = TestServers.uniqueTable("dropped");
       try (PostgresLockNode node =
-          PostgresLockNode.create(
+          PostgresLockNode.fromUri(
               TestServers.uri(TestServers.plain())
                   + "&redlock.createTable=true&redlock.table="
                   + table)) {
@@ -101,7 +101,7 @@ class ErrorsTest {
               + " (key_hash BYTEA NOT NULL PRIMARY KEY, lock_key TEXT NOT NULL,"
               + " token BYTEA NOT NULL, expires_at TIMESTAMPTZ NOT NULL)");
       String uri = TestServers.uri(TestServers.plain()) + "&redlock.table=" + table;
-      try (PostgresLockNode node = PostgresLockNode.create(uri)) {
+      try (PostgresLockNode node = PostgresLockNode.fromUri(uri)) {
         String t = token();
         assertThat(node.tryAcquire("k", t, TTL).await(WAIT).acquired()).isTrue();
         assertThat(node.release("k", t).await(WAIT)).isTrue();
@@ -109,7 +109,7 @@ class ErrorsTest {
             .isInstanceOf(RedlockNonTransientException.class)
             .hasMessageContaining("ALTER TABLE " + table + " ADD COLUMN fence");
       }
-      try (PostgresLockNode node = PostgresLockNode.create(uri + "&redlock.createTable=true")) {
+      try (PostgresLockNode node = PostgresLockNode.fromUri(uri + "&redlock.createTable=true")) {
         assertThat(node.tryAcquireFenced("f", token(), TTL).await(WAIT).fence()).isPositive();
       }
     }
@@ -127,7 +127,7 @@ class ErrorsTest {
               + "@127.0.0.1:"
               + TestServers.closedPort()
               + "/postgres?sslmode=disable";
-      try (PostgresLockNode node = PostgresLockNode.create(uri)) {
+      try (PostgresLockNode node = PostgresLockNode.fromUri(uri)) {
         long started = System.nanoTime();
         for (int i = 0; i < 3; i++) {
           assertThatThrownBy(() -> node.tryAcquire("k", token(), TTL).await(WAIT))
@@ -146,7 +146,7 @@ class ErrorsTest {
     void serverStoppedAndRestarted() {
       try (PostgresServer server = PostgresServer.startLocal();
           PostgresLockNode node =
-              PostgresLockNode.create(TestServers.uri(server) + "&redlock.createTable=true")) {
+              PostgresLockNode.fromUri(TestServers.uri(server) + "&redlock.createTable=true")) {
         String t = token();
         assertThat(node.tryAcquire("k", t, TTL).await(WAIT).acquired()).isTrue();
         server.stop();
@@ -167,7 +167,7 @@ class ErrorsTest {
     @Test
     @DisplayName("an unknown redlock. option is named, with the known ones")
     void unknownOption() {
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?redlock.tabel=x"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?redlock.tabel=x"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("'redlock.tabel'")
           .hasMessageContaining("redlock.table")
@@ -178,7 +178,7 @@ class ErrorsTest {
     @Test
     @DisplayName("an unknown parameter is named, never ignored")
     void unknownParameter() {
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?sslmode=require&sslfactory=x"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?sslmode=require&sslfactory=x"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("'sslfactory'")
           .hasMessageContaining("sslrootcert")
@@ -188,22 +188,22 @@ class ErrorsTest {
     @Test
     @DisplayName("bad values name the option")
     void badValues() {
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?redlock.poolSize=0"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?redlock.poolSize=0"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.poolSize");
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?redlock.queryTimeout=soon"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?redlock.queryTimeout=soon"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.queryTimeout");
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?redlock.createTable=maybe"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?redlock.createTable=maybe"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("redlock.createTable");
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?redlock.table=1-bad"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?redlock.table=1-bad"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("invalid table name");
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?sslmode=sometimes"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?sslmode=sometimes"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageNotContaining("s3cret-pw");
-      assertThatThrownBy(() -> PostgresLockNode.create(BASE + "?sslrootcert=/nonexistent.pem"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri(BASE + "?sslrootcert=/nonexistent.pem"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("sslrootcert");
     }
@@ -211,15 +211,15 @@ class ErrorsTest {
     @Test
     @DisplayName("a malformed URI or another scheme is refused without showing the password")
     void malformed() {
-      assertThatThrownBy(() -> PostgresLockNode.create("postgresql://u:s3cret-pw@h:99999/db"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri("postgresql://u:s3cret-pw@h:99999/db"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageNotContaining("s3cret-pw")
           .satisfies(e -> assertThat(e.getCause()).isNull());
-      assertThatThrownBy(() -> PostgresLockNode.create("mysql://u:s3cret-pw@h/db"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri("mysql://u:s3cret-pw@h/db"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("postgresql://")
           .hasMessageNotContaining("s3cret-pw");
-      assertThatThrownBy(() -> PostgresLockNode.create("postgresql://u:s3cret-pw@a,b/db"))
+      assertThatThrownBy(() -> PostgresLockNode.fromUri("postgresql://u:s3cret-pw@a,b/db"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("several hosts");
     }
@@ -228,12 +228,12 @@ class ErrorsTest {
     @DisplayName("names hold no secret; libpq's defaults apply")
     void names() {
       try (PostgresLockNode node =
-          PostgresLockNode.create(BASE + "?redlock.table=locks&application_name=x")) {
+          PostgresLockNode.fromUri(BASE + "?redlock.table=locks&application_name=x")) {
         assertThat(node.name())
             .isEqualTo("postgresql://u@127.0.0.1:5432/db?redlock.table=locks")
             .isEqualTo(node.toString());
       }
-      try (PostgresLockNode node = PostgresLockNode.create("postgres://dbhost")) {
+      try (PostgresLockNode node = PostgresLockNode.fromUri("postgres://dbhost")) {
         String user = System.getProperty("user.name");
         assertThat(node.name()).isEqualTo("postgresql://" + user + "@dbhost:5432/" + user);
       }

@@ -23,7 +23,7 @@ class LifecycleTest {
   }
 
   private static PostgresLockNode node() {
-    return PostgresLockNode.create(
+    return PostgresLockNode.fromUri(
         TestServers.uri(TestServers.plain()) + "&redlock.createTable=true");
   }
 

@@ -48,7 +48,7 @@ class PostgresCompatibilityTest extends LockNodeCompatibilityKit {
   @Override
   protected Optional<LockNode> createUnreachableNode() {
     return Optional.of(
-        PostgresLockNode.create(
+        PostgresLockNode.fromUri(
             "postgresql://postgres:"
                 + secret()
                 + "@127.0.0.1:"

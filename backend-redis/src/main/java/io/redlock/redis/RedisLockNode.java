@@ -3,6 +3,7 @@ package io.redlock.redis;
 import io.redlock.redis.internal.RedisNode;
 import io.redlock.redis.internal.RedisSettingsBuilder;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
@@ -12,14 +13,15 @@ import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One Redis server as a Redlock node, over a pool of Jedis connections.
  *
  * <pre>{@code
- * LockNode a = RedisLockNode.create("redis://10.0.0.5:6379");
- * LockNode b = RedisLockNode.create("rediss://app:s3cret@10.0.0.6:6380/2?keyPrefix=locks:&poolSize=16");
+ * LockNode a = RedisLockNode.fromUri("redis://10.0.0.5:6379");
+ * LockNode b = RedisLockNode.fromUri("rediss://app:s3cret@10.0.0.6:6380/2?keyPrefix=locks:&poolSize=16");
  * LockNode c = RedisLockNode.builder().host("10.0.0.7").password(secret).build();
  * }</pre>
  *
@@ -79,13 +81,14 @@ import javax.net.ssl.SSLSocketFactory;
  *
  * <h2>Release notifications</h2>
  *
- * The node declares {@link NodeCapabilities#releaseNotifications()}: the release script, after it
- * deleted the key, publishes the stored key on the channel {@link #releaseChannel() keyPrefix +
- * "redlock:released"} (with {@code redis.pcall}, so a user whose ACL forbids the channel still
- * releases). The first {@link #onRelease} opens one more connection, subscribed to that channel on
- * a daemon thread, that calls the listeners of the published key; when it breaks, it is opened
- * again after a pause that doubles from 50 ms up to 2 s, and every listener is called once it is
- * back (releases may have been missed). Expiry is not notified: waiters still poll as a fallback.
+ * The node declares {@link NodeCapabilities#releaseNotifications()}: while somebody subscribes to
+ * the channel {@link #releaseChannel() keyPrefix + "redlock:released"} (asked with {@code PUBSUB
+ * NUMSUB} at most every 100 ms), the release script, after it deleted the key, publishes the stored
+ * key on it (with {@code redis.pcall}, so a user whose ACL forbids the channel still releases). The
+ * first {@link #onRelease} opens one more connection, subscribed to that channel on a daemon
+ * thread, that calls the listeners of the published key; when it breaks, it is opened again after a
+ * pause that doubles from 50 ms up to 2 s, and every listener is called once it is back (releases
+ * may have been missed). Expiry is not notified: waiters still poll as a fallback.
  *
  * <p>Thread-safe. {@link #close()} closes the connections.
  */
@@ -101,18 +104,13 @@ public final class RedisLockNode implements LockNode {
    *
    * @throws IllegalArgumentException for a malformed URI or an unknown or invalid option
    */
-  public static RedisLockNode create(String uri) {
+  public static RedisLockNode fromUri(String uri) {
     return builder().uri(uri).build();
   }
 
   /** A node for a parsed URI (as the {@link io.redlock.spi.LockNodeProvider} receives it). */
-  public static RedisLockNode create(NodeUri uri) {
-    return create(Objects.requireNonNull(uri, "uri").raw());
-  }
-
-  /** A node at {@code host:port} without password, database 0, default settings. */
-  public static RedisLockNode create(String host, int port) {
-    return builder().host(host).port(port).build();
+  public static RedisLockNode fromUri(NodeUri uri) {
+    return fromUri(Objects.requireNonNull(uri, "uri").raw());
   }
 
   /** A builder; start from {@link Builder#uri} or set each part. */
@@ -167,6 +165,12 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<Instant> serverTime() {
     return node.serverTime();
+  }
+
+  /** Who holds {@code key}: {@code GET} and {@code PTTL} in one script. */
+  @Override
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    return node.inspect(key);
   }
 
   /**

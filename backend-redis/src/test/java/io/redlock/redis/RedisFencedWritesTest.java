@@ -65,9 +65,9 @@ class RedisFencedWritesTest {
     lockServers = RedisServers.start(3);
     redlock =
         Redlock.builder()
-            .nodes(lockServers.list().stream().map(s -> RedisLockNode.create(s.uri())).toList())
+            .nodes(lockServers.list().stream().map(s -> RedisLockNode.fromUri(s.uri())).toList())
             .fencing(true)
-            // generous for a busy 2-core machine; the default (TTL/200) is for production networks
+            // generous for a busy 2-core machine; the default (TTL/50) is for production networks
             .nodeTimeout(Duration.ofMillis(300))
             .retry(3, Duration.ofMillis(5), Duration.ofMillis(30))
             .build();

@@ -60,7 +60,7 @@ class RedisFencingAndStatusTest {
       "a fenced acquire stores the lock key as a plain acquire does, the counter beside it")
   void keysAsStored() {
     RedisLockNode node =
-        closeLater(RedisLockNode.create(SharedRedis.server().uri() + "?keyPrefix=app:"));
+        closeLater(RedisLockNode.fromUri(SharedRedis.server().uri() + "?keyPrefix=app:"));
     Jedis plain = closeLater(SharedRedis.plainClient());
     String key = key();
     String token = token();
@@ -81,7 +81,7 @@ class RedisFencingAndStatusTest {
   @Test
   @DisplayName("a counter starts from the server's time in µs, also after it was lost")
   void counterFloorIsServerTime() {
-    RedisLockNode node = closeLater(RedisLockNode.create(SharedRedis.server().uri()));
+    RedisLockNode node = closeLater(RedisLockNode.fromUri(SharedRedis.server().uri()));
     Jedis plain = closeLater(SharedRedis.plainClient());
     String key = key();
 
@@ -99,7 +99,7 @@ class RedisFencingAndStatusTest {
   @Test
   @DisplayName("a plain acquire does not touch the counter")
   void plainAcquireLeavesCounter() {
-    RedisLockNode node = closeLater(RedisLockNode.create(SharedRedis.server().uri()));
+    RedisLockNode node = closeLater(RedisLockNode.fromUri(SharedRedis.server().uri()));
     Jedis plain = closeLater(SharedRedis.plainClient());
     String key = key();
 
@@ -111,7 +111,7 @@ class RedisFencingAndStatusTest {
   @Test
   @DisplayName("a server without persistence reports itself not durable, with its run_id")
   void notDurable() {
-    RedisLockNode node = closeLater(RedisLockNode.create(SharedRedis.server().uri()));
+    RedisLockNode node = closeLater(RedisLockNode.fromUri(SharedRedis.server().uri()));
     Jedis plain = closeLater(SharedRedis.plainClient());
 
     NodeStatus status = node.status().await(WAIT);
@@ -142,8 +142,8 @@ class RedisFencingAndStatusTest {
                 .extraArgs("--appendonly", "yes", "--appendfsync", "everysec")
                 .start());
 
-    NodeStatus durable = closeLater(RedisLockNode.create(always.uri())).status().await(WAIT);
-    NodeStatus notDurable = closeLater(RedisLockNode.create(everysec.uri())).status().await(WAIT);
+    NodeStatus durable = closeLater(RedisLockNode.fromUri(always.uri())).status().await(WAIT);
+    NodeStatus notDurable = closeLater(RedisLockNode.fromUri(everysec.uri())).status().await(WAIT);
 
     assertThat(durable.durable()).isTrue();
     assertThat(durable.details()).containsEntry("appendfsync", "always");
@@ -164,8 +164,8 @@ class RedisFencingAndStatusTest {
     String hostPort = server.host() + ":" + server.port();
 
     NodeStatus noConfig =
-        closeLater(RedisLockNode.create("redis://noconfig:pw1@" + hostPort)).status().await(WAIT);
-    RedisLockNode noInfo = closeLater(RedisLockNode.create("redis://noinfo:pw2@" + hostPort));
+        closeLater(RedisLockNode.fromUri("redis://noconfig:pw1@" + hostPort)).status().await(WAIT);
+    RedisLockNode noInfo = closeLater(RedisLockNode.fromUri("redis://noinfo:pw2@" + hostPort));
 
     assertThat(noConfig.durable()).as("AOF always, but the policy cannot be read").isFalse();
     assertThat(noConfig.details().get("appendfsync")).startsWith("unknown");
@@ -187,7 +187,7 @@ class RedisFencingAndStatusTest {
         .isEqualTo("+OK");
     RedisLockNode node =
         closeLater(
-            RedisLockNode.create("redis://later:pw3@" + server.host() + ":" + server.port()));
+            RedisLockNode.fromUri("redis://later:pw3@" + server.host() + ":" + server.port()));
     // Keep one pooled connection busy-free and reused, so no new connection refreshes the cache.
     assertThat(node.tryAcquire(key(), token(), TTL).await(WAIT).acquired()).isTrue();
     assertThatThrownBy(() -> node.status().await(WAIT)).hasMessageContaining("NOPERM");
@@ -201,7 +201,7 @@ class RedisFencingAndStatusTest {
   @Test
   @DisplayName("a lock name in the fencing counters' namespace is refused, naming the problem")
   void fenceNamespaceIsNotALockName() {
-    RedisLockNode node = closeLater(RedisLockNode.create(SharedRedis.server().uri()));
+    RedisLockNode node = closeLater(RedisLockNode.fromUri(SharedRedis.server().uri()));
     String taken = "{fence}:" + key();
     assertThatThrownBy(() -> node.tryAcquire(taken, token(), TTL))
         .isInstanceOf(IllegalArgumentException.class)
@@ -217,7 +217,7 @@ class RedisFencingAndStatusTest {
   @DisplayName("a node notices a restart on its next new connection and reports a young server")
   void restartNoticed() throws Exception {
     RedisServer server = closeLater(RedisServer.builder().faultInjection().start());
-    RedisLockNode node = closeLater(RedisLockNode.create(server.uri()));
+    RedisLockNode node = closeLater(RedisLockNode.fromUri(server.uri()));
     NodeStatus before = node.status().await(WAIT);
 
     server.kill();

@@ -36,7 +36,7 @@ class RedisLockNodeTckTest extends LockNodeCompatibilityKit {
 
   @Override
   protected LockNode createNode() {
-    return RedisLockNode.create(redis.uri() + "?keyPrefix=tck:");
+    return RedisLockNode.fromUri(redis.uri() + "?keyPrefix=tck:");
   }
 
   @Override
@@ -66,7 +66,7 @@ class RedisLockNodeTckTest extends LockNodeCompatibilityKit {
   @Override
   protected Optional<LockNode> createUnreachableNode() {
     return Optional.of(
-        RedisLockNode.create(
+        RedisLockNode.fromUri(
             "redis://:" + PASSWORD + "@127.0.0.1:" + FreePorts.find() + "?keyPrefix=tck:"));
   }
 

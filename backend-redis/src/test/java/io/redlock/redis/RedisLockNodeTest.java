@@ -42,7 +42,7 @@ class RedisLockNodeTest {
   }
 
   private RedisLockNode node(String uri) {
-    RedisLockNode node = RedisLockNode.create(uri);
+    RedisLockNode node = RedisLockNode.fromUri(uri);
     nodes.add(node);
     return node;
   }
@@ -487,7 +487,16 @@ class RedisLockNodeTest {
     void poolExhausted() throws Exception {
       try (RedisServer redis = RedisServer.builder().faultInjection().start()) {
         RedisLockNode node = node(redis.uri() + "?poolSize=1&connectTimeout=200ms");
-        assertThat(node.tryAcquire(key(), token(), TTL).await(WAIT).acquired()).isTrue();
+        try {
+          assertThat(node.tryAcquire(key(), token(), TTL).await(WAIT).acquired()).isTrue();
+        } catch (RuntimeException e) {
+          throw new AssertionError(
+              "DEBUG initial acquire failed; idle="
+                  + node.idleConnections()
+                  + " active="
+                  + node.activeConnections(),
+              e);
+        }
         redis.pause();
         Reply<AcquireResult> first;
         try {
@@ -502,7 +511,16 @@ class RedisLockNodeTest {
         } finally {
           redis.resume();
         }
-        assertThat(first.await(WAIT).acquired()).isTrue();
+        try {
+          assertThat(first.await(WAIT).acquired()).isTrue();
+        } catch (RuntimeException e) {
+          throw new AssertionError(
+              "DEBUG first failed; idle="
+                  + node.idleConnections()
+                  + " active="
+                  + node.activeConnections(),
+              e);
+        }
         assertAllConnectionsReturned(node);
       }
     }
@@ -576,7 +594,7 @@ class RedisLockNodeTest {
     @Test
     @DisplayName("an unknown URI option is rejected with the list of known options")
     void unknownOption() {
-      assertThatThrownBy(() -> RedisLockNode.create("redis://:hunter2@localhost:6379?poolsize=3"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://:hunter2@localhost:6379?poolsize=3"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("unknown option 'poolsize'")
           .hasMessageContaining("poolSize, socketTimeout, user, verifyHostname")
@@ -601,18 +619,18 @@ class RedisLockNodeTest {
     @Test
     @DisplayName("bad values name the option and the accepted form")
     void badValues() {
-      assertThatThrownBy(() -> RedisLockNode.create("redis://localhost?poolSize=0"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://localhost?poolSize=0"))
           .hasMessageContaining("poolSize must be in 1..");
-      assertThatThrownBy(() -> RedisLockNode.create("redis://localhost?connectTimeout=soon"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://localhost?connectTimeout=soon"))
           .hasMessageContaining("connectTimeout must be a duration");
-      assertThatThrownBy(() -> RedisLockNode.create("redis://localhost/x"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://localhost/x"))
           .hasMessageContaining("database");
-      assertThatThrownBy(() -> RedisLockNode.create("http://localhost:6379"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("http://localhost:6379"))
           .hasMessageContaining("redis:// or rediss://");
-      assertThatThrownBy(() -> RedisLockNode.create("redis://s3cret@localhost"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://s3cret@localhost"))
           .hasMessageContaining("redis://:password@host")
           .hasMessageNotContaining("s3cret");
-      assertThatThrownBy(() -> RedisLockNode.create("redis://:6379"))
+      assertThatThrownBy(() -> RedisLockNode.fromUri("redis://:6379"))
           .hasMessageContaining("no host");
     }
 

@@ -56,7 +56,7 @@ class RedisReleaseNotificationsTest {
   }
 
   private RedisLockNode node(int server) {
-    return closeLater(RedisLockNode.create(servers.get(server).uri() + "?keyPrefix=notify-test:"));
+    return closeLater(RedisLockNode.fromUri(servers.get(server).uri() + "?keyPrefix=notify-test:"));
   }
 
   private static String key() {
@@ -102,7 +102,7 @@ class RedisReleaseNotificationsTest {
     assertThat(server.command("ACL", "SETUSER", user, "on", ">pw", "~*", "resetchannels", "+@all"))
         .isEqualTo("+OK");
     try (RedisLockNode n =
-        RedisLockNode.create("redis://" + user + ":pw@" + server.host() + ":" + server.port())) {
+        RedisLockNode.fromUri("redis://" + user + ":pw@" + server.host() + ":" + server.port())) {
       String key = key();
       String token = UUID.randomUUID().toString();
       assertThat(n.tryAcquire(key, token, TTL).await(TTL).acquired()).isTrue();
@@ -119,7 +119,7 @@ class RedisReleaseNotificationsTest {
   @Test
   @DisplayName("closing the node stops its subscriber thread")
   void closeStopsTheSubscriber() throws Exception {
-    RedisLockNode n = RedisLockNode.create(servers.get(2).uri());
+    RedisLockNode n = RedisLockNode.fromUri(servers.get(2).uri());
     n.onRelease(key(), () -> {});
     awaitTrue(n::releaseSubscriberReady, Duration.ofSeconds(10), "subscribed");
     String threadName = " " + n.name();
@@ -153,7 +153,7 @@ class RedisReleaseNotificationsTest {
     RedisServer server = RedisServers.start(1).get(0);
     closeLater(server);
     RedisLockNode releasing =
-        closeLater(RedisLockNode.create(server.uri() + "?keyPrefix=quiet-test:"));
+        closeLater(RedisLockNode.fromUri(server.uri() + "?keyPrefix=quiet-test:"));
     // the first releases find out that nobody listens
     for (int i = 0; i < 5; i++) {
       String k = key();
@@ -172,7 +172,7 @@ class RedisReleaseNotificationsTest {
     assertThat(publishes(server) - quietBefore).as("publishes with nobody listening").isZero();
 
     RedisLockNode listening =
-        closeLater(RedisLockNode.create(server.uri() + "?keyPrefix=quiet-test:"));
+        closeLater(RedisLockNode.fromUri(server.uri() + "?keyPrefix=quiet-test:"));
     String watched = key();
     Semaphore heard = new Semaphore(0);
     closeLater(listening.onRelease(watched, heard::release));

@@ -33,7 +33,7 @@ class RedisServerTimeTest {
   @DisplayName("lies between two TIME reads of a plain client, to the microsecond")
   void agreesWithTime() {
     try (Jedis plain = SharedRedis.plainClient();
-        RedisLockNode node = RedisLockNode.create(SharedRedis.server().uri())) {
+        RedisLockNode node = RedisLockNode.fromUri(SharedRedis.server().uri())) {
       node.serverTime().await(AWAIT); // the first call opens a connection
       for (int i = 0; i < 3; i++) {
         Instant before = time(plain);
@@ -54,7 +54,7 @@ class RedisServerTimeTest {
         "needs libfaketime (apt-get install -y libfaketime) to move the server's clock");
     try (RedisServer moved =
             RedisServer.builder().clockOffset(Duration.ofSeconds(offsetSeconds)).start();
-        RedisLockNode node = RedisLockNode.create(moved.uri())) {
+        RedisLockNode node = RedisLockNode.fromUri(moved.uri())) {
       Instant before = Instant.now();
       Instant server = node.serverTime().await(AWAIT);
       Instant after = Instant.now();

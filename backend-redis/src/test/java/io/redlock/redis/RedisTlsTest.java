@@ -56,7 +56,7 @@ class RedisTlsTest {
   @Test
   @DisplayName("an untrusted certificate is a non-transient TLS failure that says what to fix")
   void untrusted() {
-    try (RedisLockNode node = RedisLockNode.create(redis.uri())) {
+    try (RedisLockNode node = RedisLockNode.fromUri(redis.uri())) {
       assertThatThrownBy(() -> node.tryAcquire("k", "t", Duration.ofSeconds(10)).await(WAIT))
           .isInstanceOf(RedlockNonTransientException.class)
           .hasMessageContaining("TLS handshake failed")

@@ -27,7 +27,7 @@ import java.time.Duration;
  *       Reply}; the engine starts the call on every node first and then awaits the replies. A
  *       method may write to a socket but must not wait for the store's answer, so that one thread
  *       can fan out to many nodes. Backends built on blocking drivers hand the call to an executor
- *       ({@link Reply#supplyAsync}).
+ *       ({@link io.redlock.spi.support.Replies#supplyAsync}).
  *   <li><b>Thread safety.</b> Every method may be called from many threads at once.
  * </ul>
  *
@@ -148,10 +148,10 @@ public interface LockNode extends AutoCloseable {
    *
    * <p><b>For diagnostics only.</b> The engine never uses absolute time: Redlock sends relative
    * TTLs and each store times them with its own clock, so clocks only need to advance at about the
-   * same <em>rate</em> (seed 001/002); they need not agree on the time of day. A store whose clock
-   * is far from the client's is still a warning sign, because an NTP daemon that later
-   * <em>steps</em> it (rather than slewing it) moves every expiry on that store at once. {@code
-   * redlock doctor} shows each store's offset from this machine from this method.
+   * same <em>rate</em>; they need not agree on the time of day. A store whose clock is far from the
+   * client's is still a warning sign, because an NTP daemon that later <em>steps</em> it (rather
+   * than slewing it) moves every expiry on that store at once. {@code redlock doctor} shows each
+   * store's offset from this machine from this method.
    *
    * <p><b>Fresh.</b> Every call reads the store's clock anew, on the store: never a cached or
    * extrapolated value (unlike {@link #status()}, which may be cached per connection). The read
@@ -174,6 +174,27 @@ public interface LockNode extends AutoCloseable {
         new io.redlock.RedlockNonTransientException(
             name(),
             "this node does not read its store's clock (capabilities().clock() is false)",
+            null));
+  }
+
+  /**
+   * Who holds {@code key} on this node, and for how long: for operators ({@code redlock status},
+   * {@code redlock unlock --force}), never for the engine's decisions. Only called on nodes whose
+   * {@link NodeCapabilities#inspection()} is true.
+   *
+   * <p>An expired entry that the store still keeps counts as free, as it does for {@link
+   * #tryAcquire}. The remaining TTL is read from the store's own clock and may be rounded to the
+   * node's {@link NodeCapabilities#ttlPrecision()}.
+   *
+   * @return a reply: the holder, or empty if the key is free
+   * @throws IllegalArgumentException for an empty or over-long key
+   * @throws IllegalStateException if the node is closed
+   */
+  default Reply<java.util.Optional<KeyHolder>> inspect(String key) {
+    return Reply.failed(
+        new io.redlock.RedlockNonTransientException(
+            name(),
+            "this node cannot look up a key's holder (capabilities().inspection() is false)",
             null));
   }
 

@@ -18,13 +18,16 @@ import java.util.Objects;
  * @param clock the node implements {@link LockNode#serverTime}: a fresh read of the store's own
  *     clock, for diagnostics such as {@code redlock doctor}'s clock offset (the engine never uses
  *     it)
+ * @param inspection the node implements {@link LockNode#inspect}: who holds a key, and for how long
+ *     (for operators' tools; the engine never uses it)
  */
 public record NodeCapabilities(
     Duration ttlPrecision,
     boolean fencing,
     boolean status,
     boolean releaseNotifications,
-    boolean clock) {
+    boolean clock,
+    boolean inspection) {
   /** Validates. */
   public NodeCapabilities {
     Objects.requireNonNull(ttlPrecision, "ttlPrecision");
@@ -33,23 +36,30 @@ public record NodeCapabilities(
     }
   }
 
-  /**
-   * A node with this precision and these features, and no clock reads (the canonical form before
-   * {@link #clock()} existed).
-   */
+  /** A node with this precision and these features, and no key inspection. */
+  public NodeCapabilities(
+      Duration ttlPrecision,
+      boolean fencing,
+      boolean status,
+      boolean releaseNotifications,
+      boolean clock) {
+    this(ttlPrecision, fencing, status, releaseNotifications, clock, false);
+  }
+
+  /** A node with this precision and these features, no clock reads and no key inspection. */
   public NodeCapabilities(
       Duration ttlPrecision, boolean fencing, boolean status, boolean releaseNotifications) {
-    this(ttlPrecision, fencing, status, releaseNotifications, false);
+    this(ttlPrecision, fencing, status, releaseNotifications, false, false);
   }
 
   /** A node with this precision, these features and no release notifications. */
   public NodeCapabilities(Duration ttlPrecision, boolean fencing, boolean status) {
-    this(ttlPrecision, fencing, status, false, false);
+    this(ttlPrecision, fencing, status, false, false, false);
   }
 
   /** A node with this precision and no optional features. */
   public NodeCapabilities(Duration ttlPrecision) {
-    this(ttlPrecision, false, false, false, false);
+    this(ttlPrecision, false, false, false, false, false);
   }
 
   /** Millisecond precision, no optional features. */
@@ -59,21 +69,29 @@ public record NodeCapabilities(
 
   /** A copy that declares fencing counters. */
   public NodeCapabilities withFencing() {
-    return new NodeCapabilities(ttlPrecision, true, status, releaseNotifications, clock);
+    return new NodeCapabilities(
+        ttlPrecision, true, status, releaseNotifications, clock, inspection);
   }
 
   /** A copy that declares status reports. */
   public NodeCapabilities withStatus() {
-    return new NodeCapabilities(ttlPrecision, fencing, true, releaseNotifications, clock);
+    return new NodeCapabilities(
+        ttlPrecision, fencing, true, releaseNotifications, clock, inspection);
   }
 
   /** A copy that declares release notifications ({@link LockNode#onRelease}). */
   public NodeCapabilities withReleaseNotifications() {
-    return new NodeCapabilities(ttlPrecision, fencing, status, true, clock);
+    return new NodeCapabilities(ttlPrecision, fencing, status, true, clock, inspection);
   }
 
   /** A copy that declares reads of the store's clock ({@link LockNode#serverTime}). */
   public NodeCapabilities withClock() {
-    return new NodeCapabilities(ttlPrecision, fencing, status, releaseNotifications, true);
+    return new NodeCapabilities(
+        ttlPrecision, fencing, status, releaseNotifications, true, inspection);
+  }
+
+  /** A copy that declares key inspection ({@link LockNode#inspect}). */
+  public NodeCapabilities withInspection() {
+    return new NodeCapabilities(ttlPrecision, fencing, status, releaseNotifications, clock, true);
   }
 }

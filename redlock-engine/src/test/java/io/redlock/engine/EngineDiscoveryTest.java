@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.redlock.Lease;
 import io.redlock.Redlock;
 import io.redlock.ReleaseOutcome;
-import io.redlock.spi.RedlockEngineProvider;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
 import java.util.ServiceLoader;

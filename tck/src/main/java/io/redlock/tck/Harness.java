@@ -316,6 +316,13 @@ abstract class Harness {
             + " (capabilities().clock() is false)");
   }
 
+  void requireInspection(String rule) {
+    Assumptions.assumeTrue(
+        node().capabilities().inspection(),
+        rule
+            + " skipped: the node does not look up holders (capabilities().inspection() is false)");
+  }
+
   void requireStatus(String rule) {
     Assumptions.assumeTrue(
         node().capabilities().status(),
@@ -507,7 +514,7 @@ abstract class Harness {
   void assertRejected(String call, Supplier<Reply<?>> invocation) {
     Throwable thrown = thrownByCall(invocation);
     assertThat(thrown)
-        .as("%s (use io.redlock.spi.LockNodeArguments)", call)
+        .as("%s (use io.redlock.spi.support.LockNodeArguments)", call)
         .isInstanceOf(IllegalArgumentException.class);
     assertThat(thrown.getMessage())
         .as("%s: message of the IllegalArgumentException", call)

@@ -2,13 +2,14 @@ package io.redlock.tck;
 
 import io.redlock.Ticker;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
-import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.ReleaseListeners;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -109,7 +110,20 @@ public final class InMemoryLockNode implements LockNode {
         .withFencing()
         .withStatus()
         .withReleaseNotifications()
-        .withClock();
+        .withClock()
+        .withInspection();
+  }
+
+  @Override
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    Entry e = keys.get(key);
+    long now = ticker.read();
+    return Reply.of(
+        e == null || expired(e, now)
+            ? Optional.empty()
+            : Optional.of(new KeyHolder(e.token(), Duration.ofNanos(e.expiresAtNanos() - now))));
   }
 
   /**

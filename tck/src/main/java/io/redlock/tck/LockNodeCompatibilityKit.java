@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * <pre>{@code
  * class RedisLockNodeTckTest extends LockNodeCompatibilityKit {
  *   @Override protected LockNode createNode() {
- *     return RedisLockNode.create("redis://127.0.0.1:" + port);
+ *     return RedisLockNode.fromUri("redis://127.0.0.1:" + port);
  *   }
  * }
  * }</pre>
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
  * <p>Run it like any test class ({@code ./mvnw verify}): every rule is a test method of your class,
  * named after the rule, e.g. "R4.4 the old token cannot delete the new owner's key after expiry",
  * and counted under your class by Surefire, Failsafe and Gradle alike. Each rule's Javadoc (in the
- * file of its group, {@code R0Setup} to {@code R16Replies}) says what to check when it fails.
+ * file of its group, {@code R0Setup} to {@code R17Inspection}) says what to check when it fails.
  *
  * <p>{@link #createNode()} must return a <em>new</em> node (a separate client) connected to the
  * <em>same</em> store on every call: the kit races several of them against each other, and closes
@@ -64,7 +64,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @TestMethodOrder(Harness.ByRule.class)
-public abstract class LockNodeCompatibilityKit extends R16Replies {
+public abstract class LockNodeCompatibilityKit extends R17Inspection {
 
   /** The default of {@link #expiryTolerance()}, in milliseconds. */
   public static final long DEFAULT_EXPIRY_TOLERANCE_MILLIS = 250;

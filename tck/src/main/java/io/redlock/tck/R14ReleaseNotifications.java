@@ -101,7 +101,7 @@ abstract class R14ReleaseNotifications extends R13Status {
    * an empty key is an {@link IllegalArgumentException}.
    *
    * <p>If this fails, check the closed flag and the key with {@link
-   * io.redlock.spi.LockNodeArguments#requireKey} first thing in {@code onRelease}.
+   * io.redlock.spi.support.LockNodeArguments#requireKey} first thing in {@code onRelease}.
    */
   @Test
   @DisplayName("R14.3 onRelease checks its key and refuses after close")

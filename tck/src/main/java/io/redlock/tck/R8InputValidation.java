@@ -18,8 +18,8 @@ abstract class R8InputValidation extends R7UnusualText {
    * R8.1: a null or empty key is rejected by tryAcquire, release and extend with an {@link
    * IllegalArgumentException} thrown by the method itself, with a message.
    *
-   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireKey} first thing in each
-   * method, before anything is sent or handed to an executor.
+   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireKey} first thing
+   * in each method, before anything is sent or handed to an executor.
    */
   @Test
   @DisplayName("R8.1 a null or empty key is rejected by every operation")
@@ -39,8 +39,8 @@ abstract class R8InputValidation extends R7UnusualText {
    * R8.2: a null or empty token is rejected by tryAcquire, release and extend with an {@link
    * IllegalArgumentException} thrown by the method itself, with a message.
    *
-   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireToken} first thing in
-   * each method.
+   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireToken} first
+   * thing in each method.
    */
   @Test
   @DisplayName("R8.2 a null or empty token is rejected by every operation")
@@ -59,9 +59,9 @@ abstract class R8InputValidation extends R7UnusualText {
    * R8.3: a null, zero or negative TTL is rejected by tryAcquire and extend with an {@link
    * IllegalArgumentException} thrown by the method itself, with a message.
    *
-   * <p>If this fails, call {@link io.redlock.spi.LockNodeArguments#requireTtl} first thing in
-   * tryAcquire and extend. A zero or negative TTL must never reach the store: Redis rejects it, and
-   * SQL would write a key that is already expired.
+   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireTtl} first thing
+   * in tryAcquire and extend. A zero or negative TTL must never reach the store: Redis rejects it,
+   * and SQL would write a key that is already expired.
    */
   @Test
   @DisplayName("R8.3 a null, zero or negative TTL is rejected by tryAcquire and extend")
@@ -81,8 +81,8 @@ abstract class R8InputValidation extends R7UnusualText {
    * tryAcquire and extend. Skipped if the precision is one nanosecond (nothing is below it).
    *
    * <p>If this fails, pass {@code capabilities()} to {@link
-   * io.redlock.spi.LockNodeArguments#requireTtl}, and check that the declared precision is what the
-   * store really honours (1 ms for {@code PX}).
+   * io.redlock.spi.support.LockNodeArguments#requireTtl}, and check that the declared precision is
+   * what the store really honours (1 ms for {@code PX}).
    */
   @Test
   @DisplayName("R8.4 a TTL below the declared precision is rejected by tryAcquire and extend")

@@ -25,6 +25,6 @@ public final class JdbcLockNodeProvider implements LockNodeProvider {
       throw new IllegalArgumentException(
           "the JDBC provider opens " + SCHEMES + " URLs, not " + uri.redacted());
     }
-    return JdbcLockNode.builder(uri.raw()).build();
+    return JdbcLockNode.fromUri(uri);
   }
 }

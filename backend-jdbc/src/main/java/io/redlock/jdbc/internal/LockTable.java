@@ -4,6 +4,7 @@ import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -36,7 +37,6 @@ public final class LockTable {
       new java.util.concurrent.locks.ReentrantLock();
 
   /** A live key as the server sees it. */
-  public record Entry(String token, Duration remaining) {}
 
   /** Work done with a connection. */
   @FunctionalInterface
@@ -328,8 +328,8 @@ public final class LockTable {
         });
   }
 
-  /** Reads a live key on the server: its token and remaining time. */
-  public Optional<Entry> inspect(String key) {
+  /** Reads a live key on the server: its token and remaining time (expired rows are free). */
+  public Optional<KeyHolder> inspect(String key) {
     byte[] hash = KeyCodec.hash(KeyCodec.encode(key));
     return run(
         "inspect",
@@ -342,8 +342,9 @@ public final class LockTable {
                 return Optional.empty();
               }
               return Optional.of(
-                  new Entry(
-                      KeyCodec.decode(rs.getBytes(1)), Duration.ofNanos(rs.getLong(2) * 1_000)));
+                  new KeyHolder(
+                      KeyCodec.decode(rs.getBytes(1)),
+                      Duration.ofNanos(Math.max(0, rs.getLong(2)) * 1_000)));
             }
           }
         });

@@ -213,9 +213,10 @@ final class MariaDbDialect extends Dialect {
 
   /**
    * Incarnation: the server's start time in whole seconds, {@code UNIX_TIMESTAMP() - Uptime} in one
-   * statement (both count from the statement's start second, so the difference is exact). Durable:
-   * the table is InnoDB and {@code innodb_flush_log_at_trx_commit} is 1 (or MariaDB's 3), which
-   * writes and syncs the redo log at every commit.
+   * statement (both count from the statement's start second, so the difference is exact), and its
+   * host name and port, which tell apart servers started in the same second. Durable: the table is
+   * InnoDB and {@code innodb_flush_log_at_trx_commit} is 1 (or MariaDB's 3), which writes and syncs
+   * the redo log at every commit.
    */
   @Override
   public NodeStatus status(Connection c, StatusContext context) throws SQLException {
@@ -226,7 +227,7 @@ final class MariaDbDialect extends Dialect {
         "SELECT UNIX_TIMESTAMP() - CAST(s.VARIABLE_VALUE AS SIGNED), CAST(s.VARIABLE_VALUE AS"
             + " SIGNED), VERSION(), @@innodb_flush_log_at_trx_commit, @@log_bin, @@sync_binlog,"
             + " (SELECT ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = COALESCE(?,"
-            + " DATABASE()) AND TABLE_NAME = ?) FROM "
+            + " DATABASE()) AND TABLE_NAME = ?), @@hostname, @@port FROM "
             + statusTable
             + " s WHERE UPPER(s.VARIABLE_NAME) = 'UPTIME'";
     String value = table.value();
@@ -262,7 +263,13 @@ final class MariaDbDialect extends Dialect {
         details.put("sync_binlog", rs.getString(6));
         details.put("durability", StatusText.durability(problems));
         return new NodeStatus(
-            name().toLowerCase(java.util.Locale.ROOT) + "-started-" + started,
+            name().toLowerCase(java.util.Locale.ROOT)
+                + "-started-"
+                + started
+                + "-"
+                + rs.getString(8)
+                + ":"
+                + rs.getString(9),
             Duration.ofSeconds(uptimeSeconds),
             problems.isEmpty(),
             details);

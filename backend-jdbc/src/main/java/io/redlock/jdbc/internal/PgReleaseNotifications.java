@@ -1,7 +1,7 @@
 package io.redlock.jdbc.internal;
 
-import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
+import io.redlock.spi.support.ReleaseListeners;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

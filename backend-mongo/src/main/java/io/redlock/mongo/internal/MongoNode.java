@@ -21,10 +21,12 @@ import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.AcquireResult;
-import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.time.Duration;
 import java.util.Date;
 import java.util.List;
@@ -131,7 +133,11 @@ public final class MongoNode {
           .projection(new Document(FENCE, 1))
           .collation(SIMPLE);
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withClock()
+          .withInspection();
 
   private final MongoNodeSettings settings;
   private final String name;
@@ -322,6 +328,26 @@ public final class MongoNode {
   }
 
   /**
+   * Who holds {@code key}: the live document's token, and its expiry less the primary's clock
+   * ({@code hello.localTime}, read right after; the document is found by the server's own clock).
+   */
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    return submit(
+        "inspect",
+        () -> {
+          Document live = collection.find(and(eq("_id", key), LIVE)).collation(SIMPLE).first();
+          if (live == null || !(live.get(TOKEN) instanceof String token)) {
+            return Optional.empty();
+          }
+          long expiry = live.getDate(AT).getTime() + ((Number) live.get(TTL_MS)).longValue();
+          long now = statusReader.serverTime().toEpochMilli();
+          return Optional.of(new KeyHolder(token, Duration.ofMillis(Math.max(0, expiry - now))));
+        });
+  }
+
+  /**
    * The primary's clock, {@code hello.localTime} (1 ms), asked afresh on every call on the node's
    * workers.
    */
@@ -448,7 +474,7 @@ public final class MongoNode {
         };
     // a call the engine abandons before a worker takes it is never sent, except a release (see
     // Reply.abandon)
-    return Reply.supplyAsync(translated, workers, name, !"release".equals(operation));
+    return Replies.supplyAsync(translated, workers, name, !"release".equals(operation));
   }
 
   /**

@@ -3,15 +3,17 @@ package io.redlock.postgres.internal;
 import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.PostgresDialect;
 import io.redlock.spi.AcquireResult;
-import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -22,7 +24,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class PgNode {
   private static final NodeCapabilities CAPABILITIES =
-      NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withClock()
+          .withInspection();
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
   private final PgSettings settings;
@@ -135,6 +141,13 @@ public final class PgNode {
   public Reply<NodeStatus> status() {
     requireOpen();
     return connections.submit(PgOp.status(settings.table()));
+  }
+
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    byte[] k = KeyCodec.requireStorable("lock key", key);
+    return connections.submit(PgOp.inspect(KeyCodec.hash(k)));
   }
 
   public Reply<Instant> serverTime() {

@@ -2,8 +2,8 @@ package io.redlock.postgres.internal;
 
 import io.redlock.jdbc.internal.PostgresDialect;
 import io.redlock.jdbc.internal.TableName;
-import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
+import io.redlock.spi.support.ReleaseListeners;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;

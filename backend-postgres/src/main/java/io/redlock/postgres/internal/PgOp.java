@@ -1,15 +1,19 @@
 package io.redlock.postgres.internal;
 
+import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.PostgresDialect;
 import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeStatus;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowIterator;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * One lock operation: which of the table's statements it runs (chosen on the event loop when it is
@@ -166,6 +170,28 @@ abstract class PgOp<T> {
       @Override
       Boolean answer(RowSet<Row> rows) {
         return rows.rowCount() == 1;
+      }
+    };
+  }
+
+  static PgOp<Optional<KeyHolder>> inspect(byte[] hash) {
+    return new PgOp<>("inspect", Tuple.of(bytes(hash))) {
+      @Override
+      String sql(PgStatements s) {
+        return s.inspect();
+      }
+
+      @Override
+      Optional<KeyHolder> answer(RowSet<Row> rows) {
+        RowIterator<Row> it = rows.iterator();
+        if (!it.hasNext()) {
+          return Optional.empty();
+        }
+        Row row = it.next();
+        long micros = Math.max(0, row.getLong(1));
+        return Optional.of(
+            new KeyHolder(
+                KeyCodec.decode(row.getBuffer(0).getBytes()), Duration.ofNanos(micros * 1_000)));
       }
     };
   }

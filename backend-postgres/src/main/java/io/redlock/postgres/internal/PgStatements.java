@@ -26,7 +26,8 @@ record PgStatements(
     String extend,
     String raiseFence,
     String serverTime,
-    String status) {
+    String status,
+    String inspect) {
 
   static PgStatements of(PostgresDialect dialect, TableName table, boolean fenceColumn) {
     return new PgStatements(
@@ -39,7 +40,8 @@ record PgStatements(
         numbered(dialect.extend(table)),
         numbered(dialect.raiseFence(table)),
         numbered(dialect.serverTimeMicros()),
-        numbered(PostgresDialect.statusQuery()));
+        numbered(PostgresDialect.statusQuery()),
+        numbered(dialect.inspect(table)));
   }
 
   /** The statement with {@code $1, $2...} for its {@code ?} parameters (none inside literals). */

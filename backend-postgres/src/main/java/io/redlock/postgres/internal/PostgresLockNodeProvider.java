@@ -22,6 +22,6 @@ public final class PostgresLockNodeProvider implements LockNodeProvider {
 
   @Override
   public LockNode open(NodeUri uri) {
-    return PostgresLockNode.create(uri);
+    return PostgresLockNode.fromUri(uri);
   }
 }

@@ -136,7 +136,13 @@ final class MuxPool {
       checkOpen();
       MuxConnection c = takeIdle();
       if (c == null && reserve()) {
-        c = create();
+        try {
+          c = create();
+        } catch (Exception | Error e) {
+          // a call that queued meanwhile found no free slot: it gets an opening of its own
+          openForWaiters();
+          throw e;
+        }
       }
       if (c != null) {
         lent.incrementAndGet();
@@ -236,19 +242,42 @@ final class MuxPool {
     }
     lent.decrementAndGet();
     keepIdle(c);
+    serveLateWaiter();
+  }
+
+  /**
+   * Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open; a call that
+   * began waiting while it was being opened gets it.
+   *
+   * <p>A call that queued meanwhile found no idle connection and no free slot (this opening held
+   * it), so nothing else would serve it: the new connection must go to it, and if the opening fails
+   * it must get an opening of its own.
+   */
+  void addIdle() throws Exception {
+    if (reserve()) {
+      MuxConnection c;
+      try {
+        c = create();
+      } catch (Exception | Error e) {
+        openForWaiters();
+        throw e;
+      }
+      keepIdle(c);
+      serveLateWaiter();
+    }
+  }
+
+  /**
+   * After a connection went idle: if a call began waiting meanwhile (it registered after this
+   * connection was put in its slot, or looked for an idle one before), it takes an idle one.
+   */
+  private void serveLateWaiter() {
     if (waitingCount.get() > 0) {
       MuxConnection again = takeIdle();
       if (again != null) {
         lent.incrementAndGet();
         handOut(again);
       }
-    }
-  }
-
-  /** Opens one connection and keeps it idle, if fewer than {@code maxTotal} are open. */
-  void addIdle() throws Exception {
-    if (reserve()) {
-      keepIdle(create());
     }
   }
 
@@ -260,13 +289,7 @@ final class MuxPool {
     }
     lent.decrementAndGet();
     keepIdle(c);
-    if (waitingCount.get() > 0) {
-      MuxConnection again = takeIdle(); // a call began waiting meanwhile
-      if (again != null) {
-        lent.incrementAndGet();
-        handOut(again);
-      }
-    }
+    serveLateWaiter(); // a call began waiting meanwhile
   }
 
   private void keepIdle(MuxConnection c) {

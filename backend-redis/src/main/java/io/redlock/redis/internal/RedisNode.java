@@ -2,15 +2,18 @@ package io.redlock.redis.internal;
 
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.AcquireResult;
-import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -46,7 +49,7 @@ import redis.clients.jedis.util.SafeEncoder;
  * background executor, so that the caller never waits for a connect); a call abandoned meanwhile is
  * never sent, except a release. Late replies of abandoned calls are read on threads of their own.
  */
-public final class RedisNode implements LockNode {
+public final class RedisNode implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RedisNode.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
 
@@ -67,6 +70,7 @@ public final class RedisNode implements LockNode {
           .withFencing()
           .withStatus()
           .withReleaseNotifications()
+          .withInspection()
           .withClock();
   private static final Rawable ONE_KEY = bytes("1");
   private static final Rawable RELEASE_SHA = bytes(Scripts.RELEASE_SHA);
@@ -119,6 +123,7 @@ public final class RedisNode implements LockNode {
   private final Operation<AcquireResult> fencedAcquire;
   private final Operation<Boolean> fenceWriteBack;
   private final Operation<Instant> time;
+  private final Operation<Optional<KeyHolder>> inspection;
 
   /** Creates the node; connects lazily (a down node can be created and fails per call). */
   public RedisNode(RedisNodeSettings settings) {
@@ -185,6 +190,7 @@ public final class RedisNode implements LockNode {
             bytes(Scripts.RAISE_FENCE),
             reply -> isOne(reply, "fence write-back"));
     this.time = new Operation<>("TIME", null, this::parseTime);
+    this.inspection = new Operation<>("inspect (EVAL of GET and PTTL)", null, this::parseHolder);
 
     DefaultJedisClientConfig.Builder config =
         DefaultJedisClientConfig.builder()
@@ -280,12 +286,10 @@ public final class RedisNode implements LockNode {
     }
   }
 
-  @Override
   public String name() {
     return name;
   }
 
-  @Override
   public NodeCapabilities capabilities() {
     return CAPABILITIES;
   }
@@ -295,7 +299,6 @@ public final class RedisNode implements LockNode {
     return settings;
   }
 
-  @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     checkOpen();
     requireLockKey(key);
@@ -375,7 +378,6 @@ public final class RedisNode implements LockNode {
     }
   }
 
-  @Override
   public Reply<Boolean> release(String key, String token) {
     checkOpen();
     requireLockKey(key);
@@ -444,7 +446,6 @@ public final class RedisNode implements LockNode {
     }
   }
 
-  @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     checkOpen();
     requireLockKey(key);
@@ -468,7 +469,6 @@ public final class RedisNode implements LockNode {
    * Calls {@code listener} when {@code key} is released through any node of this library on the
    * same server and key prefix; see {@link ReleaseNotifications}.
    */
-  @Override
   public ReleaseSubscription onRelease(String key, Runnable listener) {
     checkOpen();
     requireLockKey(key);
@@ -536,7 +536,6 @@ public final class RedisNode implements LockNode {
   // -------------------------------------------------------------------------------------------
   // Fencing counters and status (optional parts of the SPI)
 
-  @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     checkOpen();
     requireLockKey(key);
@@ -549,7 +548,6 @@ public final class RedisNode implements LockNode {
         twoKeyScript(Protocol.Command.EVALSHA, Scripts.ACQUIRE_FENCED_SHA, k, fence, token, px));
   }
 
-  @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     checkOpen();
     requireLockKey(key);
@@ -570,7 +568,6 @@ public final class RedisNode implements LockNode {
    * The status, from what new connections recorded (see {@link RedisIncarnation}); the first call
    * asks the server, and from then on every new connection reads the incarnation first.
    */
-  @Override
   public Reply<NodeStatus> status() {
     checkOpen();
     incarnation.watch();
@@ -580,7 +577,7 @@ public final class RedisNode implements LockNode {
     }
     // Nothing seen yet, or the last look failed (NOPERM, BUSY...): ask again rather than repeat
     // the old failure forever, since a busy pool may not open a new connection for a long time.
-    return Reply.supplyAsync(
+    return Replies.supplyAsync(
         () -> {
           MuxConnection connection;
           try {
@@ -610,10 +607,48 @@ public final class RedisNode implements LockNode {
    * The server's clock: {@code TIME} (Unix seconds and microseconds), sent afresh on every call
    * like any other command (never answered from the status cache).
    */
-  @Override
   public Reply<Instant> serverTime() {
     checkOpen();
     return start(time, new CommandArguments(Protocol.Command.TIME));
+  }
+
+  /**
+   * Who holds {@code key}: {@code GET} and {@code PTTL} in one script, so that both describe the
+   * same moment. A plain {@code EVAL}: this is an operator's call, not worth a cached digest.
+   */
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    checkOpen();
+    requireLockKey(key);
+    return start(
+        inspection,
+        new CommandArguments(Protocol.Command.EVAL)
+            .add(INSPECT)
+            .add(ONE_KEY)
+            .add(ArgumentCache.encode(settings.keyPrefix(), key)));
+  }
+
+  private static final Rawable INSPECT =
+      bytes("return {redis.call('get', KEYS[1]), redis.call('pttl', KEYS[1])}");
+
+  /**
+   * The inspection's answer: the value and the PTTL in ms (-1: no expiry); nil and -2 when the key
+   * is absent.
+   */
+  private Optional<KeyHolder> parseHolder(Object reply) {
+    if (reply instanceof java.util.List<?> parts) {
+      if (parts.isEmpty() || parts.get(0) == null) {
+        return Optional.empty();
+      }
+      if (parts.size() == 2
+          && parts.get(0) instanceof byte[] token
+          && parts.get(1) instanceof Long millis
+          && millis >= -1) {
+        Duration remaining =
+            millis == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(millis);
+        return Optional.of(new KeyHolder(new String(token, StandardCharsets.UTF_8), remaining));
+      }
+    }
+    throw unexpected("inspect", reply);
   }
 
   /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */

@@ -1,7 +1,7 @@
 package io.redlock.redis.internal;
 
-import io.redlock.spi.ReleaseListeners;
 import io.redlock.spi.ReleaseSubscription;
+import io.redlock.spi.support.ReleaseListeners;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;

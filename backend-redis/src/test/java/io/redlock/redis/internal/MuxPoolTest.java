@@ -1,11 +1,13 @@
 package io.redlock.redis.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.redlock.testservers.RedisServer;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -22,6 +24,7 @@ import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.DefaultJedisSocketFactory;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 
 /** The connection pool's counts, on connections to a real Redis server. */
 @Timeout(60)
@@ -39,9 +42,13 @@ class MuxPoolTest {
     redis.close();
   }
 
-  /** Opens real connections; each waits for {@code gate} first if one is set. */
+  /**
+   * Opens real connections; the next one waits for {@code gate} first if one is set, and then fails
+   * instead if {@code failAfterGate} is set.
+   */
   private static final class GatedFactory extends ConnectionFactory {
     volatile CountDownLatch gate;
+    volatile boolean failAfterGate;
     final CountDownLatch waiting = new CountDownLatch(1);
 
     GatedFactory(HostAndPort address, JedisClientConfig config) {
@@ -62,6 +69,9 @@ class MuxPoolTest {
         gate = null;
         waiting.countDown();
         g.await(30, TimeUnit.SECONDS);
+        if (failAfterGate) {
+          throw new JedisConnectionException("injected: the connect failed");
+        }
       }
       return super.makeObject();
     }
@@ -228,5 +238,117 @@ class MuxPoolTest {
     assertThat(a.served).isCompletedExceptionally();
     assertThat(b.served).isCompletedExceptionally();
     pool.giveBack(only);
+  }
+
+  /** Runs {@code pool.addIdle()} (the node's warm-up) on another thread. */
+  private static CompletableFuture<Void> warmUp(MuxPool pool) {
+    return CompletableFuture.runAsync(
+        () -> {
+          try {
+            pool.addIdle();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
+  @Test
+  @DisplayName(
+      "a call that begins waiting while the warm-up connection is being opened gets that"
+          + " connection")
+  void waiterServedByWarmUp() throws Exception {
+    GatedFactory factory = factory();
+    CountDownLatch release = new CountDownLatch(1);
+    factory.gate = release;
+    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    try {
+      CompletableFuture<Void> warmUp = warmUp(pool);
+      assertThat(factory.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+      // no idle connection, and the only slot is taken by the warm-up: the call queues
+      Recording waiter = new Recording();
+      pool.await(waiter);
+      assertThat(waiter.served).isNotDone();
+
+      release.countDown();
+      warmUp.get(10, TimeUnit.SECONDS);
+      MuxConnection served = waiter.served.get(5, TimeUnit.SECONDS);
+      assertThat(served).isNotNull();
+      assertThat(pool.active()).as("lent to the waiting call, not kept idle").isEqualTo(1);
+      assertThat(pool.idle()).isZero();
+      pool.giveBack(served);
+      assertThat(pool.active()).isZero();
+      assertThat(pool.idle()).isEqualTo(1);
+    } finally {
+      release.countDown();
+      pool.close();
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "a call that waited for the warm-up's slot gets an opening of its own when the warm-up's"
+          + " connect fails")
+  void waiterOutlivesFailedWarmUp() throws Exception {
+    GatedFactory factory = factory();
+    CountDownLatch release = new CountDownLatch(1);
+    factory.gate = release;
+    factory.failAfterGate = true;
+    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    try {
+      CompletableFuture<Void> warmUp = warmUp(pool);
+      assertThat(factory.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+      Recording waiter = new Recording();
+      pool.await(waiter);
+      assertThat(waiter.served).isNotDone();
+
+      release.countDown();
+      assertThatThrownBy(() -> warmUp.get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class);
+      MuxConnection served = waiter.served.get(5, TimeUnit.SECONDS);
+      assertThat(served).as("the call's own opening succeeded").isNotNull();
+      assertThat(pool.active()).isEqualTo(1);
+      pool.giveBack(served);
+      assertThat(pool.active()).isZero();
+    } finally {
+      release.countDown();
+      pool.close();
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "a call that waited for the slot of a failed borrow (status) gets an opening of its own")
+  void waiterOutlivesFailedBorrow() throws Exception {
+    GatedFactory factory = factory();
+    CountDownLatch release = new CountDownLatch(1);
+    factory.gate = release;
+    factory.failAfterGate = true;
+    MuxPool pool = new MuxPool(factory, 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    try {
+      CompletableFuture<MuxConnection> borrowed =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return pool.borrow(Duration.ofSeconds(5));
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+      assertThat(factory.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+      Recording waiter = new Recording();
+      pool.await(waiter);
+      assertThat(waiter.served).isNotDone();
+
+      release.countDown();
+      assertThatThrownBy(() -> borrowed.get(10, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class);
+      MuxConnection served = waiter.served.get(5, TimeUnit.SECONDS);
+      assertThat(served).isNotNull();
+      pool.giveBack(served);
+      assertThat(pool.active()).isZero();
+    } finally {
+      release.countDown();
+      pool.close();
+    }
   }
 }

@@ -2,7 +2,7 @@ package com.example.redlock;
 
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
+import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.Reply;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * to your store. Every operation is one atomic step ({@code ConcurrentMap.compute}), and expiry runs
  * on the store's own clock (here {@code System.nanoTime}) from a relative TTL. A store over the
  * network answers later: return the {@link Reply} at once and complete it when the answer comes
- * (or hand a blocking driver's call to {@code Reply.supplyAsync}).
+ * (or hand a blocking driver's call to {@code Replies.supplyAsync}).
  */
 public final class ExampleLockNode implements LockNode {
   /** Every node opened on a store name sees the same keys: one "server" per name. */

@@ -2,9 +2,9 @@ package io.redlock.spi.testproviders;
 
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;

@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>starts and awaits the nodes in the measured {@link FanOutOrder} (slowest first), awaiting
  *       first the replies that the calling thread would run itself ({@link Reply#runsOnAwait});
- *   <li>keeps the first blocking call of the fan-out back so that this thread runs it ({@link
- *       Reply#beginFanOut});
+ *   <li>sends every call but the first that this thread would run itself, which a blocking backend
+ *       holds back for it ({@link Reply#send});
  *   <li>abandons a reply that timed out or whose wait was interrupted, so that the backend drops
  *       the call if it has not sent it yet, and hands its late outcome to {@link Policy#ended};
  *   <li>records every start, answer and failure in {@link NodeStates}: calls in flight, last
@@ -103,16 +103,9 @@ final class FanOut {
     long began = listening.on ? ticker.read() : 0;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<T>[] replies = new Reply[n];
-    Reply.beginFanOut();
     try {
       start(operation, policy, nodes, replies);
-    } catch (Throwable t) {
-      Reply.dispatchDeferred(); // nobody will await it now: it runs as a queued call would
-      throw t;
-    } finally {
-      Reply.endFanOut();
-    }
-    try {
+      sendAllButOne(replies, nodes);
       for (int step = 0; step < 2 * n; step++) {
         int i = nodes[step % n];
         Reply<T> reply = takeInAwaitOrder(replies, nodes, step);
@@ -124,7 +117,38 @@ final class FanOut {
         order.measured();
       }
     } finally {
-      Reply.dispatchDeferred(); // after an exception too: it must run
+      for (Reply<T> r : replies) {
+        if (r != null) {
+          send(r); // an exception left it unawaited: it runs as a sent call would
+        }
+      }
+    }
+  }
+
+  /**
+   * Sends every call but the first, in await order, that this thread would run itself ({@link
+   * Reply#runsOnAwait}): a backend may hold such a call back, and this thread awaits it first, so
+   * no worker is woken for it. The others go out now, before any await.
+   */
+  private static void sendAllButOne(Reply<?>[] replies, int[] nodes) {
+    boolean kept = false;
+    for (int i : nodes) {
+      Reply<?> r = replies[i];
+      if (r != null) {
+        if (!kept && runsOnAwait(r)) {
+          kept = true;
+        } else {
+          send(r);
+        }
+      }
+    }
+  }
+
+  private static void send(Reply<?> reply) {
+    try {
+      reply.send();
+    } catch (RuntimeException e) {
+      LOG.debug("send() failed: {}", e.toString());
     }
   }
 
@@ -165,6 +189,7 @@ final class FanOut {
         for (int j = 0; j < replies.length; j++) {
           if (replies[j] != null) {
             abandon(operation, policy, j, replies[j]);
+            replies[j] = null;
           }
         }
         throw e;
@@ -266,7 +291,6 @@ final class FanOut {
       return null;
     }
     replies[i] = null;
-    Reply.awaiting(reply); // a reply kept back by the fan-out must not wait behind this one
     return reply;
   }
 

@@ -1,12 +1,12 @@
 package io.redlock.engine.internal;
 
 import io.redlock.Redlock;
-import io.redlock.spi.RedlockConfig;
-import io.redlock.spi.RedlockEngineProvider;
+import io.redlock.engine.RedlockConfig;
+import io.redlock.engine.RedlockEngineProvider;
 
 /**
  * The engine's entry point for {@link java.util.ServiceLoader}; registered in {@code
- * META-INF/services/io.redlock.spi.RedlockEngineProvider}. Not meant to be called directly: use
+ * META-INF/services/io.redlock.engine.RedlockEngineProvider}. Not meant to be called directly: use
  * {@link Redlock#builder()}.
  */
 public final class QuorumEngineProvider implements RedlockEngineProvider {

@@ -12,7 +12,6 @@ import io.redlock.Ticker;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
-import io.redlock.spi.Reply;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,18 +36,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Redlock over N nodes, as seed 002 describes it: one fresh token per attempt, the call started on
- * every node before any reply is awaited (so a backend may multiplex), one shared deadline for the
- * replies, a strict majority, validity = TTL - elapsed - drift, release on every node after a
- * failed attempt, random pauses between attempts.
+ * Redlock over N nodes, as the Redis distributed-lock page describes it: one fresh token per
+ * attempt, the call started on every node before any reply is awaited (so a backend may multiplex),
+ * one shared deadline for the replies, a strict majority, validity = TTL - elapsed - drift, release
+ * on every node after a failed attempt, random pauses between attempts.
  *
  * <p>Runs on the calling thread only; backends that block bring their own executor ({@link
- * Reply#supplyAsync}). Elapsed time comes from the injected {@link Ticker}, never wall time.
+ * io.redlock.spi.support.Replies#supplyAsync}). Elapsed time comes from the injected {@link
+ * Ticker}, never wall time.
  */
 final class QuorumRedlock implements Redlock {
   private static final Logger LOG = LoggerFactory.getLogger(QuorumRedlock.class);
 
-  /** 160 bits, the size seed 002 assumes ("20 bytes from /dev/urandom"). */
+  /** 160 bits, the size the Redis distributed-lock page assumes ("20 bytes from /dev/urandom"). */
   static final int TOKEN_BYTES = 20;
 
   /** One generator for every token: seeding a SecureRandom per call would be slow. */
@@ -117,9 +117,8 @@ final class QuorumRedlock implements Redlock {
   }
 
   /**
-   * For tests: a fake ticker, a sleeper that moves it, a seeded random source, and whether to check
-   * the nodes' durability in the background after build (its status calls would move a fake ticker
-   * behind the test's back).
+   * For tests: a fake ticker, a sleeper that moves it, a seeded random source, and whether to run
+   * the {@link BuildChecks} (their status calls would move a fake ticker behind the test's back).
    */
   QuorumRedlock(
       List<LockNode> nodes,
@@ -127,8 +126,8 @@ final class QuorumRedlock implements Redlock {
       Ticker ticker,
       Sleeper sleeper,
       RandomGenerator random,
-      boolean checkDurability) {
-    this(nodes, settings, ticker, sleeper, random, checkDurability, RedlockListener.NONE);
+      boolean checkNodes) {
+    this(nodes, settings, ticker, sleeper, random, checkNodes, RedlockListener.NONE);
   }
 
   /** The full constructor: the others pass defaults. */
@@ -138,7 +137,7 @@ final class QuorumRedlock implements Redlock {
       Ticker ticker,
       Sleeper sleeper,
       RandomGenerator random,
-      boolean checkDurability,
+      boolean checkNodes,
       RedlockListener listener) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -177,7 +176,16 @@ final class QuorumRedlock implements Redlock {
     this.ttlPrecision = precision;
     this.precisionNanos = saturatedNanos(precision);
     this.minValidityNanos = Math.max(1, saturatedNanos(settings.minValidity()));
-    this.safety = Safety.create(quorum, settings, checkDurability);
+    this.safety = Safety.create(quorum, settings);
+    if (checkNodes) {
+      try {
+        BuildChecks.run(quorum, settings);
+      } catch (RuntimeException | Error e) {
+        scheduler.close();
+        quorum.background.close(); // the nodes stay open: they are the caller's to close
+        throw e;
+      }
+    }
     if (LOG.isDebugEnabled()) {
       LOG.debug("Redlock over {} nodes (quorum {}): {}", names.length, quorum.quorum, nameList);
     }

@@ -60,9 +60,6 @@ import org.slf4j.LoggerFactory;
 final class Safety {
   private static final Logger LOG = LoggerFactory.getLogger(Safety.class);
 
-  /** How long the durability check after build waits for the nodes' statuses. */
-  private static final long DURABILITY_CHECK_NANOS = 5_000_000_000L;
-
   private final Quorum quorum;
   private final boolean fencing;
 
@@ -81,12 +78,10 @@ final class Safety {
 
   /**
    * The safety layer the settings ask for, or null if they ask for neither fencing nor quarantine.
-   * With quarantine off, checks in the background whether any node keeps its locks in memory only,
-   * and warns once if so.
    *
    * @throws RedlockNonTransientException if a node lacks the capability a setting needs
    */
-  static Safety create(Quorum quorum, RedlockSettings settings, boolean checkDurability) {
+  static Safety create(Quorum quorum, RedlockSettings settings) {
     boolean fencing = settings.fencing();
     Duration maxTtl = settings.restartQuarantine();
     if (fencing) {
@@ -100,9 +95,6 @@ final class Safety {
           "these nodes keep");
     }
     if (maxTtl == null) {
-      if (checkDurability) {
-        warnIfNotDurable(quorum);
-      }
       return fencing ? new Safety(quorum, true, null, null) : null;
     }
     requireAll(
@@ -151,57 +143,6 @@ final class Safety {
           before + (missing.size() == 1 ? one : many) + after + String.join(", ", missing) + advice,
           null);
     }
-  }
-
-  /**
-   * Asks, on the background thread, every node that reports a status whether its lock state is
-   * durable, and logs one WARN naming those that are not: with restart quarantine off, a crash and
-   * restart of one of them can hand a lock that is still held to a second client.
-   */
-  private static void warnIfNotDurable(Quorum quorum) {
-    if (quorum.size() < 2) {
-      return; // one node: a restart loses the lock whatever the engine does
-    }
-    quorum.background.run(
-        "the durability check",
-        () -> {
-          List<String> notDurable = new ArrayList<>();
-          int[] answered = {0};
-          quorum.fanOut.run(
-              "status",
-              new FanOut.Policy<NodeStatus>() {
-                @Override
-                public Reply<NodeStatus> start(int node) {
-                  LockNode n = quorum.nodes[node];
-                  return n.capabilities().status() ? n.status() : null;
-                }
-
-                @Override
-                public void answered(int node, NodeStatus status) {
-                  answered[0]++;
-                  if (status != null && !status.durable()) {
-                    notDurable.add(quorum.names[node]);
-                  }
-                }
-
-                @Override
-                public void failed(int node, RuntimeException failure) {}
-              },
-              quorum.ticker.read() + DURABILITY_CHECK_NANOS,
-              false);
-          if (!notDurable.isEmpty()) {
-            LOG.warn(
-                "restart quarantine is off and {} of the {} nodes that answered keep their locks in"
-                    + " memory only: {}."
-                    + " If one of them crashes and restarts empty, a second client can be granted"
-                    + " a lock the first still holds. Build with restartQuarantine(<your longest"
-                    + " TTL>), or make the nodes durable (Redis: appendonly yes, appendfsync"
-                    + " always)",
-                notDurable.size(),
-                answered[0],
-                String.join(", ", notDurable));
-          }
-        });
   }
 
   boolean fencing() {

@@ -9,6 +9,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.Replies;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -135,7 +136,7 @@ class AsynchronousBackendTest {
     }
 
     private <T> Reply<T> async(Supplier<T> operation) {
-      return Reply.supplyAsync(operation, executor, name());
+      return Replies.supplyAsync(operation, executor, name());
     }
 
     private void sleep(long millis) {

@@ -11,6 +11,7 @@ import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.Replies;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
 import java.util.List;
@@ -29,10 +30,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The engine's fan-out keeps back the first call of a blocking backend, to run it on its own thread
- * (see {@link Reply#beginFanOut}). Whatever comes first must start it instead, so that it never
- * starts later than a queued call would have: in each case here a healthy node lost its vote, or a
- * release never ran, when it did not.
+ * The engine's fan-out keeps back the first call that a blocking backend holds for the awaiting
+ * thread, to run it itself, and sends the others (see {@link Reply#send}). Whatever comes first
+ * must start it instead, so that it never starts later than a sent call would have: in each case
+ * here a healthy node lost its vote, or a release never ran, when it did not.
  */
 @DisplayName("A call the engine's fan-out keeps back")
 class KeptBackReplyTest {
@@ -44,7 +45,7 @@ class KeptBackReplyTest {
     worker.shutdownNow();
   }
 
-  /** A blocking-backend-like node: every call goes through Reply.supplyAsyncOrInline. */
+  /** A blocking-backend-like node: every call goes through Replies.supplyAsyncOrInline. */
   static class StealNode implements LockNode {
     final InMemoryLockNode store;
     final Executor executor;
@@ -54,7 +55,7 @@ class KeptBackReplyTest {
 
     volatile boolean creating;
     volatile boolean stallInline; // an inline run waits out its whole budget
-    final boolean hideRunsOnAwait; // a decorator that does not forward runsOnAwait
+    final boolean hideRunsOnAwait; // a decorator that forwards send but not runsOnAwait
     volatile boolean refuseAfterCreating; // inline allowed when made, refused when awaited
 
     StealNode(String name, Executor executor, boolean refuseWhileCreating, boolean hide) {
@@ -64,12 +65,12 @@ class KeptBackReplyTest {
       this.hideRunsOnAwait = hide;
     }
 
-    <T> Reply<T> call(Reply.Budgeted<T> op) {
+    <T> Reply<T> call(Replies.Budgeted<T> op) {
       creating = true;
       Reply<T> r;
       try {
         r =
-            Reply.supplyAsyncOrInline(
+            Replies.supplyAsyncOrInline(
                 op,
                 () -> !(refuseWhileCreating && creating) && !(refuseAfterCreating && !creating),
                 executor,
@@ -89,6 +90,11 @@ class KeptBackReplyTest {
         @Override
         public void abandon(Consumer<? super T> lateAnswer) {
           r.abandon(lateAnswer);
+        }
+
+        @Override
+        public void send() {
+          r.send();
         }
       };
     }
@@ -148,7 +154,7 @@ class KeptBackReplyTest {
     }
 
     private <T> Reply<T> later(Reply<T> r) {
-      return Reply.of(
+      return Replies.of(
           CompletableFuture.supplyAsync(
               () -> r.await(Duration.ofSeconds(1)),
               CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS)),
@@ -367,25 +373,18 @@ class KeptBackReplyTest {
   @DisplayName("a kept-back call whose backend fails the inline question runs on a worker")
   void inlineQuestionFails() {
     AtomicInteger asked = new AtomicInteger();
-    ExecutorService pool = worker;
-    Reply.beginFanOut();
-    Reply<String> reply;
-    try {
-      reply =
-          Reply.supplyAsyncOrInline(
-              budget -> budget == null ? "worker" : "inline",
-              () -> {
-                if (asked.incrementAndGet() > 1) {
-                  throw new IllegalStateException("pool closed");
-                }
-                return true;
-              },
-              pool,
-              "node-0");
-    } finally {
-      Reply.endFanOut();
-    }
-    Reply.awaiting(reply);
+    Reply<String> reply =
+        Replies.supplyAsyncOrInline(
+            budget -> budget == null ? "worker" : "inline",
+            () -> {
+              if (asked.incrementAndGet() > 1) {
+                throw new IllegalStateException("pool closed");
+              }
+              return true;
+            },
+            worker,
+            "node-0");
+    assertThat(reply.runsOnAwait()).isTrue(); // the engine keeps it back
     assertThat(reply.await(Duration.ofSeconds(5))).isEqualTo("worker");
   }
 }

@@ -7,6 +7,14 @@ import io.redlock.Lease;
 import io.redlock.LockTimeoutException;
 import io.redlock.NodeFailure;
 import io.redlock.NodesMisconfiguredException;
+import io.redlock.RedlockSettings;
+import io.redlock.Ticker;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeCapabilities;
+import io.redlock.spi.NodeStatus;
+import io.redlock.spi.Reply;
+import io.redlock.tck.InMemoryLockNode;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -132,5 +140,92 @@ class MisconfiguredNodesTest {
     assertThat(cluster.acquireCalls()).containsExactly(3, 3, 3, 3, 3);
     assertThatThrownBy(() -> redlock.acquire(KEY, TTL, Duration.ofMillis(500)))
         .isInstanceOf(LockTimeoutException.class);
+  }
+
+  /** A second name for one in-memory store: what two URIs of one server look like. */
+  private static final class Alias implements LockNode {
+    private final InMemoryLockNode store;
+    private final String name;
+
+    Alias(InMemoryLockNode store, String name) {
+      this.store = store;
+      this.name = name;
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    @Override
+    public NodeCapabilities capabilities() {
+      return store.capabilities();
+    }
+
+    @Override
+    public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
+      return store.tryAcquire(key, token, ttl);
+    }
+
+    @Override
+    public Reply<Boolean> release(String key, String token) {
+      return store.release(key, token);
+    }
+
+    @Override
+    public Reply<Boolean> extend(String key, String token, Duration ttl) {
+      return store.extend(key, token, ttl);
+    }
+
+    @Override
+    public Reply<NodeStatus> status() {
+      return store.status();
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  @Test
+  @DisplayName("one server listed twice is refused at build, naming both names")
+  void oneServerTwiceIsRefused() {
+    InMemoryLockNode shared = new InMemoryLockNode("server-a");
+    List<LockNode> nodes =
+        List.of(
+            new Alias(shared, "redis://127.0.0.1:6379"),
+            new Alias(shared, "redis://localhost:6379"),
+            new InMemoryLockNode("server-b"));
+
+    assertThatThrownBy(() -> new QuorumRedlock(nodes, RedlockSettings.defaults(), Ticker.system()))
+        .isInstanceOf(NodesMisconfiguredException.class)
+        .hasMessageContaining("cannot build the Redlock")
+        .hasMessageContaining("one server listed twice")
+        .hasMessageContaining("redis://127.0.0.1:6379: one server with redis://localhost:6379")
+        .satisfies(
+            e ->
+                assertThat(((NodesMisconfiguredException) e).failures())
+                    .extracting(NodeFailure::node)
+                    .containsExactly("redis://127.0.0.1:6379", "redis://localhost:6379"));
+    assertThat(shared.tryAcquire("k", "t", TTL).await(Duration.ZERO).acquired())
+        .as("the caller's nodes stay open")
+        .isTrue();
+    try (QuorumRedlock allowed =
+        new QuorumRedlock(
+            nodes, RedlockSettings.defaults().withSharedServers(true), Ticker.system())) {
+      assertThat(allowed.tryAcquire(KEY, TTL))
+          .as("allowSharedServers(): a test's quorum")
+          .isPresent();
+    }
+  }
+
+  @Test
+  @DisplayName("separate servers are accepted")
+  void separateServersPass() {
+    List<LockNode> nodes =
+        List.of(new InMemoryLockNode("a"), new InMemoryLockNode("b"), new InMemoryLockNode("c"));
+    try (QuorumRedlock redlock =
+        new QuorumRedlock(nodes, RedlockSettings.defaults(), Ticker.system())) {
+      assertThat(redlock.tryAcquire(KEY, TTL)).isPresent();
+    }
   }
 }

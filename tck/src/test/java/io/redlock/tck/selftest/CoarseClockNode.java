@@ -2,10 +2,10 @@ package io.redlock.tck.selftest;
 
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.tck.KeyInspector;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,11 +1,13 @@
 package io.redlock.tck.selftest;
 
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import io.redlock.tck.KeyInspector;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,7 +74,9 @@ final class DefectiveNode implements LockNode {
     /** A plain tryAcquire drops the key's counter (an upsert that writes the whole row). */
     FENCE_RESET_BY_PLAIN_ACQUIRE,
     /** status() rounds the uptime up to whole seconds. */
-    UPTIME_ROUNDED_UP
+    UPTIME_ROUNDED_UP,
+    /** inspect() shows a key whose TTL ran out, as a row the store still keeps. */
+    INSPECT_IGNORES_EXPIRY
   }
 
   /** The shared store: one per kit, many clients. */
@@ -175,7 +179,27 @@ final class DefectiveNode implements LockNode {
 
   @Override
   public NodeCapabilities capabilities() {
-    return NodeCapabilities.millisecondPrecision().withFencing().withStatus().withClock();
+    return NodeCapabilities.millisecondPrecision()
+        .withFencing()
+        .withStatus()
+        .withClock()
+        .withInspection();
+  }
+
+  @Override
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+    LockNodeArguments.requireKey(key);
+    long now = System.nanoTime();
+    Store.Entry e = store.keys.get(store.stored(key));
+    boolean live = e != null && (has(Defect.INSPECT_IGNORES_EXPIRY) || !store.expired(e, now));
+    return Reply.of(
+        live
+            ? Optional.of(
+                new KeyHolder(e.token(), Duration.ofNanos(Math.max(0, e.expiresAtNanos() - now))))
+            : Optional.empty());
   }
 
   @Override
@@ -440,7 +464,7 @@ final class DefectiveNode implements LockNode {
       checks.run();
       return Optional.empty();
     } catch (IllegalArgumentException e) {
-      return Optional.of(Reply.of(CompletableFuture.failedFuture(e), name));
+      return Optional.of(Replies.of(CompletableFuture.failedFuture(e), name));
     }
   }
 

@@ -63,6 +63,23 @@ final class DefectiveNodeKits {
     }
   }
 
+  static final class SendIgnored extends FlawedClientKit {
+    SendIgnored() {
+      super(SharedStoreClient.Flaw.SEND_IGNORED);
+    }
+
+    @Override
+    protected Duration replyTimeout() {
+      return Duration.ofSeconds(2); // keeps the self-test short; the call never starts all the same
+    }
+  }
+
+  static final class InspectIgnoresExpiry extends DefectiveKit {
+    InspectIgnoresExpiry() {
+      super(EnumSet.of(Defect.INSPECT_IGNORES_EXPIRY));
+    }
+  }
+
   static final class AbandonEndsTwice extends FlawedClientKit {
     AbandonEndsTwice() {
       super(SharedStoreClient.Flaw.ABANDON_ENDS_TWICE);

@@ -2,11 +2,12 @@ package io.redlock.tck.selftest;
 
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import io.redlock.tck.InMemoryLockNode;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +38,9 @@ final class SharedStoreClient implements LockNode {
     /** {@code abandon} calls {@code ended} with null at once, and again when the call ends. */
     ABANDON_ENDS_TWICE,
     /** {@code abandon} reports the call dropped (null) but leaves it queued: it runs late. */
-    ABANDON_RUNS_DROPPED_CALL
+    ABANDON_RUNS_DROPPED_CALL,
+    /** Holds each call for the awaiting thread and ignores {@code send()}. */
+    SEND_IGNORED
   }
 
   private final InMemoryLockNode store;
@@ -126,6 +129,13 @@ final class SharedStoreClient implements LockNode {
   }
 
   @Override
+  public Reply<java.util.Optional<io.redlock.spi.KeyHolder>> inspect(String key) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    return Replies.supplyAsync(() -> store.inspect(key).await(Duration.ZERO), worker, name);
+  }
+
+  @Override
   public Reply<Instant> serverTime() {
     checkOpen();
     return store.serverTime();
@@ -133,7 +143,11 @@ final class SharedStoreClient implements LockNode {
 
   /** Queues the store's call on this client's worker, with the client's flaw if any. */
   private <T> Reply<T> async(Supplier<Reply<T>> call) {
-    Reply<T> reply = Reply.supplyAsync(() -> roundTrip(call).await(Duration.ZERO), worker, name);
+    Reply<T> reply =
+        flaw == Flaw.SEND_IGNORED
+            ? Replies.supplyAsyncOrInline(
+                budget -> roundTrip(call).await(Duration.ZERO), () -> true, worker, name)
+            : Replies.supplyAsync(() -> roundTrip(call).await(Duration.ZERO), worker, name);
     return flaw == Flaw.NONE || flaw == Flaw.SILENT_RELEASE_NOTIFICATIONS
         ? reply
         : new FlawedReply<>(reply, flaw);
@@ -152,7 +166,7 @@ final class SharedStoreClient implements LockNode {
     return call.get();
   }
 
-  /** A reply with one of the {@link Flaw}s of R16. */
+  /** A reply with one of the {@link Flaw}s of R16 (it does not pass {@code send()} on). */
   private record FlawedReply<T>(Reply<T> reply, Flaw flaw) implements Reply<T> {
     @Override
     public T await(Duration timeout) {

@@ -4,10 +4,11 @@ import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.LockNodeArguments;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -79,7 +80,7 @@ final class TcpProbeNode implements LockNode {
     if (closed.get()) {
       throw new IllegalStateException(name + " is closed");
     }
-    return Reply.supplyAsync(
+    return Replies.supplyAsync(
         () -> {
           ask(); // throws, or (the ANSWERS_FALSE defect) answers nonsense
           return java.time.Instant.EPOCH;
@@ -92,20 +93,20 @@ final class TcpProbeNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     check(key, token);
     LockNodeArguments.requireTtl(ttl, capabilities());
-    return Reply.supplyAsync(() -> AcquireResult.of(ask()), executor, name);
+    return Replies.supplyAsync(() -> AcquireResult.of(ask()), executor, name);
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
     check(key, token);
-    return Reply.supplyAsync(this::ask, executor, name);
+    return Replies.supplyAsync(this::ask, executor, name);
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     check(key, token);
     LockNodeArguments.requireTtl(ttl, capabilities());
-    return Reply.supplyAsync(this::ask, executor, name);
+    return Replies.supplyAsync(this::ask, executor, name);
   }
 
   /** One exchange with the store. This fake store never answers, so no answer is ever true. */

@@ -1,6 +1,7 @@
-package io.redlock.spi;
+package io.redlock.spi.support;
 
 import io.redlock.RedlockTransientException;
+import io.redlock.spi.Reply;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -11,17 +12,14 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 /**
- * The reply of {@link Reply#supplyAsyncOrInline}: queued on a worker pool, but run by whichever
+ * The reply of {@link Replies#supplyAsyncOrInline}: queued on a worker pool, but run by whichever
  * thread gets to it first, the worker or the thread awaiting the reply. One compare-and-set
  * decides, so the operation runs exactly once.
  *
- * <p>Inside an engine's fan-out ({@link Reply#beginFanOut}) the first such reply is kept back
- * instead of queued (it is "pending" for the thread): the engine awaits it first and runs it
- * itself, so no worker is woken for nothing. Anything else queues it, so that it never starts later
- * than it would have: the engine awaiting another reply first ({@link Reply#awaiting}), the await
- * loop ending by any path ({@link Reply#dispatchDeferred}), another fan-out beginning, the engine
- * asking {@link #runsOnAwait} when it may no longer run inline, and an {@link #await} that cannot
- * run it. {@link #abandon} drops a call that no thread has started.
+ * <p>It is held, not queued, until {@link #send} (the engine sends every reply but the one it
+ * awaits first, so that no worker is woken for a call this thread runs), an {@link #await} that
+ * cannot run it, or {@link #runsOnAwait} when it may no longer run inline. {@link #abandon} drops a
+ * call that no thread has started, or queues it if it must still run.
  */
 final class StealableReply<T> implements Reply<T>, Runnable {
   private static final VarHandle TAKEN;
@@ -37,64 +35,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
   }
 
-  /** One thread's fan-out: whether one is being made, and the reply kept back, if any. */
-  private static final class FanOut {
-    boolean open;
-    boolean deferredOne;
-    StealableReply<?> pending;
-
-    void dispatchPending() {
-      StealableReply<?> p = pending;
-      if (p != null) {
-        pending = null;
-        p.dispatch();
-      }
-    }
-  }
-
-  private static final ThreadLocal<FanOut> FAN_OUT = ThreadLocal.withInitial(FanOut::new);
-
-  static void beginFanOut() {
-    FanOut f = FAN_OUT.get();
-    f.dispatchPending(); // one kept back by an enclosing fan-out: it must not wait for this one
-    f.open = true;
-    f.deferredOne = false;
-  }
-
-  static void endFanOut() {
-    FAN_OUT.get().open = false; // the reply kept back, if any, stays pending until awaited
-  }
-
-  static void awaiting(Reply<?> next) {
-    FanOut f = FAN_OUT.get();
-    if (f.pending != null) {
-      if (f.pending == next) {
-        f.pending = null; // its await runs it here, or queues it
-      } else {
-        f.dispatchPending();
-      }
-    }
-  }
-
-  static void dispatchDeferred() {
-    FAN_OUT.get().dispatchPending();
-  }
-
-  /** Keeps {@code reply} back if it is the first of an open fan-out and may run inline now. */
-  static boolean deferred(StealableReply<?> reply) {
-    FanOut f = FAN_OUT.get();
-    if (!f.open || f.deferredOne) {
-      return false;
-    }
-    f.deferredOne = true; // only the first: one made after a refused one would not be awaited first
-    if (!reply.inlineOk()) {
-      return false;
-    }
-    f.pending = reply;
-    return true;
-  }
-
-  private final Reply.Budgeted<T> operation;
+  private final Replies.Budgeted<T> operation;
   private final BooleanSupplier inlineAllowed;
   private final Executor executor;
   private final String node;
@@ -103,7 +44,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   @SuppressWarnings("unused") // through TAKEN
   private volatile boolean taken;
 
-  /** Whether it was handed to the executor (or that was tried); see {@link #dispatch}. */
+  /** Whether it was handed to the executor (or that was tried); see {@link #send}. */
   @SuppressWarnings("unused") // through DISPATCHED
   private volatile boolean dispatched;
 
@@ -111,7 +52,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   private final boolean dropIfAbandoned;
 
   StealableReply(
-      Reply.Budgeted<T> operation,
+      Replies.Budgeted<T> operation,
       BooleanSupplier inlineAllowed,
       Executor executor,
       String node,
@@ -133,7 +74,8 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   }
 
   /** Queues the call on the executor, once; if the executor refuses it, the reply fails. */
-  void dispatch() {
+  @Override
+  public void send() {
     if (taken || !DISPATCHED.compareAndSet(this, false, true)) {
       return; // run, running, or queued already
     }
@@ -161,7 +103,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
   }
 
-  /** A kept-back call that may no longer run inline is queued now, and the answer is false. */
+  /** A held call that may no longer run inline is queued now, and the answer is false. */
   @Override
   public boolean runsOnAwait() {
     if (taken) {
@@ -170,7 +112,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     if (inlineOk()) {
       return true;
     }
-    dispatch();
+    send();
     return false;
   }
 
@@ -183,8 +125,8 @@ final class StealableReply<T> implements Reply<T>, Runnable {
         && TAKEN.compareAndSet(this, false, true)) {
       return runHere(timeout);
     }
-    dispatch();
-    return new Reply.FutureReply<>(future, node).await(timeout);
+    send();
+    return new FutureReply<>(future, node).await(timeout);
   }
 
   private T runHere(Duration timeout) {
@@ -196,20 +138,20 @@ final class StealableReply<T> implements Reply<T>, Runnable {
       if (t instanceof Error error) {
         throw error;
       }
-      throw Reply.FutureReply.translate(node, t);
+      throw FutureReply.translate(node, t);
     }
     future.complete(value);
     return value;
   }
 
   /**
-   * A call no thread has started is dropped (unless it must still run: then it is queued, as a
-   * kept-back call would be); a running one ends in the background.
+   * A call no thread has started is dropped (unless it must still run: then it is queued); a
+   * running one ends in the background.
    */
   @Override
   public void abandon(Consumer<? super T> ended) {
     if (!dropIfAbandoned) {
-      dispatch();
+      send();
     } else if (TAKEN.compareAndSet(this, false, true)) {
       future.completeExceptionally(
           new RedlockTransientException(node, "dropped: abandoned before it was sent", null));
@@ -221,7 +163,7 @@ final class StealableReply<T> implements Reply<T>, Runnable {
   public String toString() {
     return "StealableReply["
         + node
-        + (taken ? ", taken" : dispatched ? ", queued" : ", kept back")
+        + (taken ? ", taken" : dispatched ? ", queued" : ", held")
         + "]";
   }
 }

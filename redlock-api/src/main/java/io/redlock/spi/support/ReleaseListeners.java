@@ -1,5 +1,7 @@
-package io.redlock.spi;
+package io.redlock.spi.support;
 
+import io.redlock.spi.LockNode;
+import io.redlock.spi.ReleaseSubscription;
 import java.lang.System.Logger.Level;
 import java.util.Objects;
 import java.util.Set;

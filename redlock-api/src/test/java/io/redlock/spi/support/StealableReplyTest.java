@@ -1,4 +1,4 @@
-package io.redlock.spi;
+package io.redlock.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
+import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -19,7 +20,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -45,7 +45,7 @@ class StealableReplyTest {
   }
 
   /** Records each run: on which thread and with what budget. */
-  private static final class Recorder implements Reply.Budgeted<String> {
+  private static final class Recorder implements Replies.Budgeted<String> {
     final List<Thread> threads = new CopyOnWriteArrayList<>();
     final List<Duration> budgets = new CopyOnWriteArrayList<>();
 
@@ -62,7 +62,7 @@ class StealableReplyTest {
   void awaitingThreadRunsQueuedCall() {
     ManualExecutor executor = new ManualExecutor();
     Recorder op = new Recorder();
-    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+    Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> true, executor, "node-a");
 
     assertThat(reply.runsOnAwait()).isTrue();
     assertThat(reply.await(Duration.ofMillis(750))).isEqualTo("answer");
@@ -80,8 +80,9 @@ class StealableReplyTest {
   void workerRunsFirst() {
     ManualExecutor executor = new ManualExecutor();
     Recorder op = new Recorder();
-    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+    Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> true, executor, "node-a");
 
+    reply.send();
     executor.runAll();
     assertThat(reply.runsOnAwait()).isFalse();
     assertThat(reply.await(WAIT)).isEqualTo("answer");
@@ -94,7 +95,7 @@ class StealableReplyTest {
   void inlineNotAllowed() {
     ManualExecutor executor = new ManualExecutor();
     Recorder op = new Recorder();
-    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> false, executor, "node-a");
+    Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> false, executor, "node-a");
 
     assertThat(reply.runsOnAwait()).isFalse();
     assertThatThrownBy(() -> reply.await(Duration.ofMillis(20)))
@@ -110,7 +111,7 @@ class StealableReplyTest {
   void zeroWaitDoesNotSteal() {
     ManualExecutor executor = new ManualExecutor();
     Recorder op = new Recorder();
-    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+    Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> true, executor, "node-a");
 
     assertThatThrownBy(() -> reply.await(Duration.ZERO)).isInstanceOf(NodeTimeoutException.class);
     assertThat(op.threads).isEmpty();
@@ -122,7 +123,7 @@ class StealableReplyTest {
   void interruptedThreadDoesNotSteal() {
     ManualExecutor executor = new ManualExecutor();
     Recorder op = new Recorder();
-    Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
+    Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> true, executor, "node-a");
 
     Thread.currentThread().interrupt();
     try {
@@ -143,7 +144,7 @@ class StealableReplyTest {
     RedlockNonTransientException refused =
         new RedlockNonTransientException("node-a", "table missing", null);
     Reply<String> failing =
-        Reply.supplyAsyncOrInline(
+        Replies.supplyAsyncOrInline(
             budget -> {
               throw refused;
             },
@@ -153,7 +154,7 @@ class StealableReplyTest {
     assertThatThrownBy(() -> failing.await(WAIT)).isSameAs(refused);
 
     Reply<String> broken =
-        Reply.supplyAsyncOrInline(
+        Replies.supplyAsyncOrInline(
             budget -> {
               throw new IllegalStateException("driver bug");
             },
@@ -176,7 +177,7 @@ class StealableReplyTest {
   void inlineTimeout() {
     ManualExecutor executor = new ManualExecutor();
     Reply<String> reply =
-        Reply.supplyAsyncOrInline(
+        Replies.supplyAsyncOrInline(
             budget -> {
               throw new NodeTimeoutException("node-a", budget);
             },
@@ -195,7 +196,9 @@ class StealableReplyTest {
         r -> {
           throw new RejectedExecutionException("full");
         };
-    Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, refusing, "node-a");
+    Reply<String> reply =
+        Replies.supplyAsyncOrInline(new Recorder(), () -> true, refusing, "node-a");
+    reply.send();
     assertThat(reply.runsOnAwait()).isFalse();
     assertThatThrownBy(() -> reply.await(WAIT))
         .isInstanceOf(RedlockTransientException.class)
@@ -217,7 +220,7 @@ class StealableReplyTest {
         runs.add(count);
         String value = "v" + i;
         Reply<String> reply =
-            Reply.supplyAsyncOrInline(
+            Replies.supplyAsyncOrInline(
                 budget -> {
                   count.incrementAndGet();
                   return value;
@@ -225,6 +228,7 @@ class StealableReplyTest {
                 () -> true,
                 workers,
                 "node-a");
+        reply.send();
         answers.add(callers.submit(() -> reply.await(WAIT)));
       }
       for (int i = 0; i < calls; i++) {
@@ -240,29 +244,24 @@ class StealableReplyTest {
   }
 
   @Nested
-  @DisplayName("inside an engine's fan-out")
-  class FanOut {
-    @AfterEach
-    void end() {
-      Reply.endFanOut();
-      Reply.dispatchDeferred();
-    }
-
+  @DisplayName("held until sent, awaited or abandoned")
+  class Held {
     @Test
-    @DisplayName("the first call is kept back when it may run inline; the others are queued")
-    void firstIsKeptBack() {
+    @DisplayName("a call is held until sent; the awaiting thread runs a held call itself")
+    void heldUntilSent() {
       ManualExecutor executor = new ManualExecutor();
       Recorder first = new Recorder();
       Recorder second = new Recorder();
-      Reply.beginFanOut();
-      Reply<String> a = Reply.supplyAsyncOrInline(first, () -> true, executor, "node-a");
-      Reply<String> b = Reply.supplyAsyncOrInline(second, () -> true, executor, "node-b");
-      Reply.endFanOut();
+      Reply<String> a = Replies.supplyAsyncOrInline(first, () -> true, executor, "node-a");
+      Reply<String> b = Replies.supplyAsyncOrInline(second, () -> true, executor, "node-b");
+      assertThat(executor.queued).isEmpty();
+      assertThat(a).hasToString("StealableReply[node-a, held]");
 
+      b.send();
+      b.send(); // queued once
       assertThat(executor.queued).hasSize(1);
-      assertThat(a).hasToString("StealableReply[node-a, kept back]");
+      assertThat(b).hasToString("StealableReply[node-b, queued]");
       assertThat(a.runsOnAwait()).isTrue();
-      Reply.awaiting(a);
       assertThat(a.await(WAIT)).isEqualTo("answer");
       assertThat(first.threads).containsExactly(Thread.currentThread());
       executor.runAll(); // node-b's worker
@@ -271,89 +270,26 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("only the first call may be kept back: after a refused one, all are queued")
-    void onlyTheFirst() {
-      ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply.supplyAsyncOrInline(new Recorder(), () -> false, executor, "node-a");
-      Reply<String> b = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "node-b");
-      assertThat(executor.queued).hasSize(2);
-      assertThat(b).hasToString("StealableReply[node-b, queued]");
-    }
-
-    @Test
-    @DisplayName("nothing is kept back outside a fan-out")
-    void onlyInsideFanOut() {
-      ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply.endFanOut();
-      Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "node-a");
-      assertThat(executor.queued).hasSize(1);
-    }
-
-    @Test
-    @DisplayName("awaiting another reply first queues the kept-back call")
-    void awaitingAnotherQueues() {
-      ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply<String> kept = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
-      Reply.endFanOut();
-      Reply<String> other = Reply.of("other");
-      Reply.awaiting(other);
-      assertThat(executor.queued).hasSize(1);
-      assertThat(kept).hasToString("StealableReply[a, queued]");
-    }
-
-    @Test
-    @DisplayName("the end of the await loop queues a kept-back call nobody awaited")
-    void dispatchDeferredQueues() {
-      ManualExecutor executor = new ManualExecutor();
-      Recorder op = new Recorder();
-      Reply.beginFanOut();
-      Reply.supplyAsyncOrInline(op, () -> true, executor, "a");
-      Reply.endFanOut();
-      Reply.dispatchDeferred();
-      executor.runAll();
-      assertThat(op.threads).hasSize(1);
-    }
-
-    @Test
-    @DisplayName("a new fan-out queues the call an enclosing one kept back")
-    void nestedFanOutQueues() {
-      ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "outer");
-      Reply.beginFanOut();
-      assertThat(executor.queued).hasSize(1);
-      Reply<String> inner = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "in");
-      assertThat(inner).hasToString("StealableReply[in, kept back]");
-    }
-
-    @Test
     @DisplayName("asked whether it runs on await when it may not any more, it is queued")
     void runsOnAwaitQueuesWhenRefused() {
       ManualExecutor executor = new ManualExecutor();
       AtomicReference<Boolean> allowed = new AtomicReference<>(true);
-      Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), allowed::get, executor, "a");
-      Reply.endFanOut();
+      Reply<String> reply =
+          Replies.supplyAsyncOrInline(new Recorder(), allowed::get, executor, "a");
       allowed.set(false);
       assertThat(reply.runsOnAwait()).isFalse();
       assertThat(executor.queued).hasSize(1);
     }
 
     @Test
-    @DisplayName("a kept-back call that cannot run inline when awaited is queued then")
+    @DisplayName("a held call that cannot run inline when awaited is queued then")
     void queuedOnAwait() throws Exception {
       ExecutorService worker = Executors.newSingleThreadExecutor();
       try {
         AtomicReference<Boolean> allowed = new AtomicReference<>(true);
         Recorder op = new Recorder();
-        Reply.beginFanOut();
-        Reply<String> reply = Reply.supplyAsyncOrInline(op, allowed::get, worker, "node-a");
-        Reply.endFanOut();
+        Reply<String> reply = Replies.supplyAsyncOrInline(op, allowed::get, worker, "node-a");
         allowed.set(false);
-        Reply.awaiting(reply);
         assertThat(reply.await(WAIT)).isEqualTo("answer");
         assertThat(op.budgets).containsExactly((Duration) null);
         assertThat(op.threads).doesNotContain(Thread.currentThread());
@@ -363,12 +299,10 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("a zero wait queues a kept-back call instead of leaving it unstarted")
+    @DisplayName("a zero wait queues a held call instead of leaving it unstarted")
     void zeroWaitQueues() {
       ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
-      Reply.endFanOut();
+      Reply<String> reply = Replies.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
       assertThatThrownBy(() -> reply.await(Duration.ZERO)).isInstanceOf(NodeTimeoutException.class);
       assertThat(executor.queued).hasSize(1);
       executor.runAll();
@@ -376,16 +310,13 @@ class StealableReplyTest {
     }
 
     @Test
-    @DisplayName("an abandoned kept-back call is dropped, never run, and ends with no answer")
+    @DisplayName("an abandoned held call is dropped, never run, and ends with no answer")
     void abandonedIsDropped() {
       ManualExecutor executor = new ManualExecutor();
       Recorder op = new Recorder();
-      Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(op, () -> true, executor, "node-a");
-      Reply.endFanOut();
+      Reply<String> reply = Replies.supplyAsyncOrInline(op, () -> true, executor, "node-a");
       List<String> late = new ArrayList<>();
       reply.abandon(late::add);
-      Reply.dispatchDeferred();
       executor.runAll();
       assertThat(op.threads).isEmpty();
       assertThat(late).containsExactly((String) null);
@@ -397,7 +328,7 @@ class StealableReplyTest {
     void abandonedQueuedIsDropped() {
       ManualExecutor executor = new ManualExecutor();
       Recorder op = new Recorder();
-      Reply<String> reply = Reply.supplyAsync(() -> op.run(null), executor, "node-a");
+      Reply<String> reply = Replies.supplyAsync(() -> op.run(null), executor, "node-a");
       List<String> late = new ArrayList<>();
       reply.abandon(late::add);
       executor.runAll();
@@ -410,7 +341,7 @@ class StealableReplyTest {
     void abandonedReleaseRuns() {
       ManualExecutor executor = new ManualExecutor();
       Recorder op = new Recorder();
-      Reply<String> reply = Reply.supplyAsync(() -> op.run(null), executor, "node-a", false);
+      Reply<String> reply = Replies.supplyAsync(() -> op.run(null), executor, "node-a", false);
       List<String> late = new ArrayList<>();
       reply.abandon(late::add);
       executor.runAll();
@@ -426,7 +357,7 @@ class StealableReplyTest {
       List<String> late = new java.util.concurrent.CopyOnWriteArrayList<>();
       ManualExecutor executor = new ManualExecutor();
       Reply<String> reply =
-          Reply.supplyAsync(
+          Replies.supplyAsync(
               () -> {
                 running.countDown();
                 try {
@@ -452,27 +383,23 @@ class StealableReplyTest {
     @DisplayName("abandoning a call that already ran queues nothing")
     void abandonAfterRunQueuesNothing() {
       ManualExecutor executor = new ManualExecutor();
-      Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
-      Reply.endFanOut();
+      Reply<String> reply = Replies.supplyAsyncOrInline(new Recorder(), () -> true, executor, "a");
       assertThat(reply.await(WAIT)).isEqualTo("answer");
       reply.abandon(answer -> {});
       assertThat(executor.queued).isEmpty();
     }
 
     @Test
-    @DisplayName(
-        "a kept-back call that the executor refuses when it is queued fails naming the node")
+    @DisplayName("a held call that the executor refuses when it is queued fails naming the node")
     void refusedWhenQueued() {
       AtomicReference<Boolean> allowed = new AtomicReference<>(true);
       Executor refusing =
           r -> {
             throw new RejectedExecutionException("full");
           };
-      Reply.beginFanOut();
-      Reply<String> reply = Reply.supplyAsyncOrInline(new Recorder(), allowed::get, refusing, "n");
-      Reply.endFanOut();
-      assertThat(reply).hasToString("StealableReply[n, kept back]");
+      Reply<String> reply =
+          Replies.supplyAsyncOrInline(new Recorder(), allowed::get, refusing, "n");
+      assertThat(reply).hasToString("StealableReply[n, held]");
       allowed.set(false);
       assertThatThrownBy(() -> reply.await(WAIT))
           .isInstanceOf(RedlockTransientException.class)

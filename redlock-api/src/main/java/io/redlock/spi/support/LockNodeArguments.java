@@ -1,5 +1,7 @@
-package io.redlock.spi;
+package io.redlock.spi.support;
 
+import io.redlock.spi.LockNode;
+import io.redlock.spi.NodeCapabilities;
 import java.time.Duration;
 
 /**

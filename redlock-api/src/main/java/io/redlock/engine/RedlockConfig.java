@@ -1,7 +1,8 @@
-package io.redlock.spi;
+package io.redlock.engine;
 
 import io.redlock.RedlockSettings;
 import io.redlock.Ticker;
+import io.redlock.spi.LockNode;
 import java.util.List;
 import java.util.Objects;
 

@@ -1,4 +1,4 @@
-package io.redlock.spi;
+package io.redlock.engine;
 
 import io.redlock.Redlock;
 

@@ -1,7 +1,8 @@
-package io.redlock.spi;
+package io.redlock.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlock.spi.ReleaseSubscription;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
