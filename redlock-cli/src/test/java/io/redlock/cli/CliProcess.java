@@ -95,12 +95,35 @@ final class CliProcess implements AutoCloseable {
   /** Starts {@code redlock ARGS} in {@code dir} with {@code env} added to a clean environment. */
   static CliProcess start(Path dir, Map<String, String> env, String... args) {
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add(java());
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
     command.add("-jar");
     command.add(jar().toString());
     command.addAll(List.of(args));
+    return start(dir, env, command);
+  }
+
+  private static String java() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  /**
+   * Starts {@code ./redlock ARGS}, the launcher script at the project's root, with this JVM as its
+   * Java: the tool exactly as users run it, JVM options included.
+   */
+  static CliProcess startLauncher(Path dir, Map<String, String> env, String... args) {
+    Path launcher = jar().toAbsolutePath().getParent().getParent().getParent().resolve("redlock");
+    assertThat(launcher).as("the launcher script").isRegularFile();
+    Map<String, String> withJava = new HashMap<>(env);
+    withJava.put("JAVA", java());
+    withJava.putIfAbsent("JAVA_OPTS", "");
+    List<String> command = new ArrayList<>(List.of("sh", launcher.toString()));
+    command.addAll(List.of(args));
+    return start(dir, withJava, command);
+  }
+
+  private static CliProcess start(Path dir, Map<String, String> env, List<String> command) {
     int n = COUNTER.incrementAndGet();
     Path out = dir.resolve("redlock-" + n + ".out");
     Path err = dir.resolve("redlock-" + n + ".err");

@@ -79,7 +79,13 @@ class DoctorBenchIT {
     assertThat(report.at("/settings/quorum").asInt()).isEqualTo(2);
     assertThat(report.at("/settings/zeroSetup").asBoolean()).isTrue();
     assertThat(report.at("/settings/ttlMs").asDouble()).isEqualTo(60_000.0);
-    assertThat(report.at("/settings/nodeTimeoutMs").asDouble()).isEqualTo(300.0);
+    assertThat(report.at("/settings/nodeTimeoutMs").asDouble())
+        .as("the library's default for a 60 s TTL")
+        .isEqualTo(
+            (double)
+                io.redlock.RedlockSettings.defaults()
+                    .nodeTimeoutFor(java.time.Duration.ofSeconds(60))
+                    .toMillis());
     assertThat(report.at("/settings/restartQuarantineMs").isNull()).isTrue();
     assertThat(report.get("nodes")).hasSize(3);
     Optional<String> boot = bootId();

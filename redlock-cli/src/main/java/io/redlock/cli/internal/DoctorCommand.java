@@ -11,9 +11,17 @@ import io.redlock.spi.NodeUri;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -43,6 +51,11 @@ import picocli.CommandLine.Option;
           + " synchronised with this machine's, and the verdict warns.",
       "Lists every backend with the jar or folder it was loaded from (third-party ones come"
           + " from REDLOCK_CLASSPATH).",
+      "Nodes that report the same incarnation are one server listed twice (127.0.0.1 and"
+          + " localhost, or /0 and /1 on one Redis): the verdict warns, since their votes fail"
+          + " together.",
+      "Nodes are probed in parallel, and doctor answers within --budget (6s by default) however"
+          + " many nodes are down.",
       "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
           + " reachable (or, with --quarantine, may vote), 78 if the timing does not fit, 64 if"
           + " --quarantine is given and a node cannot report its status."
@@ -65,11 +78,22 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Option(
       names = "--probe-timeout",
-      defaultValue = "5s",
+      defaultValue = "3s",
       converter = Durations.class,
       paramLabel = "DURATION",
       description = "How long to wait for one probe call. Default: ${DEFAULT-VALUE}.")
   Duration probeTimeout;
+
+  @Option(
+      names = "--budget",
+      defaultValue = "6s",
+      converter = Durations.class,
+      paramLabel = "DURATION",
+      description =
+          "The time doctor gives all the nodes together: they are probed at once, and a node"
+              + " still not done after this is reported as such, so that doctor answers within"
+              + " it however many nodes are down. Default: ${DEFAULT-VALUE}.")
+  Duration budget;
 
   @Option(
       names = "--quarantine",
@@ -136,6 +160,9 @@ final class DoctorCommand implements Callable<Integer> {
     if (probes < 1 || probes > 1000) {
       throw new CliException(ExitCodes.USAGE, "--probes must be between 1 and 1000, got " + probes);
     }
+    ExecCommand.requirePositive("--ttl", ttl);
+    ExecCommand.requirePositive("--probe-timeout", probeTimeout);
+    ExecCommand.requirePositive("--budget", budget);
     ExecCommand.checkQuarantine(quarantine, ttl);
     PrintStream out = System.out;
     NodeOptions.Selection selection = nodeOptions.select(System.getenv(), System.err);
@@ -159,8 +186,7 @@ final class DoctorCommand implements Callable<Integer> {
 
     List<NodeReport> reports = new ArrayList<>();
     List<Verdict.NodeFacts> facts = new ArrayList<>();
-    for (NodeUri uri : uris) {
-      NodeReport r = probe(backends, uri);
+    for (NodeReport r : probeAll(backends, uris)) {
       Verdict.NodeFacts f =
           new Verdict.NodeFacts(
               r.node(),
@@ -181,7 +207,14 @@ final class DoctorCommand implements Callable<Integer> {
       facts.add(f);
     }
     List<Verdict.Finding> findings =
-        Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup(), q);
+        new ArrayList<>(Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup(), q));
+    Map<String, String> incarnations = new LinkedHashMap<>();
+    for (NodeReport r : reports) {
+      if (r.reachable() && r.incarnation() != null && !r.incarnation().isBlank()) {
+        incarnations.put(r.node(), r.incarnation());
+      }
+    }
+    Verdict.sameServer(incarnations).ifPresent(findings::add);
     Verdict.Level level = Verdict.overall(findings);
     int n = uris.size();
     Settings s =
@@ -250,7 +283,7 @@ final class DoctorCommand implements Callable<Integer> {
           switch (f.topic()) {
             case REACHABILITY, QUARANTINE -> ExitCodes.UNREACHABLE;
             case QUARANTINE_SUPPORT -> ExitCodes.USAGE;
-            default -> ExitCodes.TIMING;
+            default -> ExitCodes.CONFIG;
           };
       // Precedence: nothing reachable says most, then a misconfiguration, then timing.
       if (code == ExitCodes.OK || rank(c) < rank(code)) {
@@ -287,8 +320,74 @@ final class DoctorCommand implements Callable<Integer> {
     return settings;
   }
 
+  /**
+   * Probes every node at once, each on a thread of its own, and waits for them within {@link
+   * #budget}: a node that is down costs one probe timeout, not one per node. A node still being
+   * probed when the budget runs out is reported as not answering within it. The nodes are closed in
+   * the background afterwards, for as long as the process lives.
+   */
+  private List<NodeReport> probeAll(LockNodes backends, List<NodeUri> uris) {
+    long deadline = System.nanoTime() + budget.toNanos();
+    List<LockNode> opened = java.util.Collections.synchronizedList(new ArrayList<>());
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            Math.max(1, Math.min(uris.size(), 32)),
+            r -> {
+              Thread t = new Thread(r, "redlock-doctor-probe");
+              t.setDaemon(true);
+              return t;
+            });
+    List<Future<NodeReport>> futures = new ArrayList<>();
+    for (NodeUri uri : uris) {
+      futures.add(pool.submit(() -> probe(backends, uri, deadline, opened)));
+    }
+    List<NodeReport> reports = new ArrayList<>();
+    for (int i = 0; i < uris.size(); i++) {
+      try {
+        // A little past the deadline: a probe that respects it has finished by then.
+        long wait = Math.max(0, deadline - System.nanoTime()) + 200_000_000L;
+        reports.add(futures.get(i).get(wait, TimeUnit.NANOSECONDS));
+      } catch (TimeoutException e) {
+        futures.get(i).cancel(true);
+        reports.add(
+            NodeReport.unreachable(
+                uris.get(i).redacted(),
+                null,
+                null,
+                "no answer within doctor's budget of "
+                    + Durations.human(budget)
+                    + " (--budget); the node hangs or is very slow"));
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause() == null ? e : e.getCause();
+        reports.add(
+            NodeReport.unreachable(
+                uris.get(i).redacted(), null, null, NodeUri.redact(String.valueOf(cause))));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new CliException(ExitCodes.INTERNAL, "interrupted while probing the nodes", e);
+      }
+    }
+    pool.shutdownNow();
+    List<LockNode> toClose;
+    synchronized (opened) {
+      toClose = new ArrayList<>(opened);
+    }
+    Thread closer =
+        new Thread(
+            () -> toClose.parallelStream().forEach(n -> LockNodes.closeQuietly(List.of(n), null)),
+            "redlock-doctor-close");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(300);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return reports;
+  }
+
   /** Opens one node on its own and probes it; a node that cannot be opened is unreachable. */
-  private NodeReport probe(LockNodes backends, NodeUri uri) {
+  private NodeReport probe(LockNodes backends, NodeUri uri, long deadline, List<LockNode> opened) {
     String name = uri.redacted();
     long t0 = System.nanoTime();
     LockNode node;
@@ -298,10 +397,9 @@ final class DoctorCommand implements Callable<Integer> {
       return NodeReport.unreachable(
           name, null, null, "could not open: " + NodeProbe.message(name, null, e));
     }
-    try (node) {
-      double openMs = Durations.millis(System.nanoTime() - t0);
-      return NodeProbe.probe(name, node, openMs, ttl, probes, probeTimeout);
-    }
+    opened.add(node);
+    double openMs = Durations.millis(System.nanoTime() - t0);
+    return NodeProbe.probe(name, node, openMs, ttl, probes, probeTimeout, deadline);
   }
 
   private void printTable(

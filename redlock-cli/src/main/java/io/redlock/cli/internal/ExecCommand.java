@@ -1,18 +1,28 @@
 package io.redlock.cli.internal;
 
+import io.redlock.KeepAlive;
 import io.redlock.Lease;
+import io.redlock.LeaseLost;
 import io.redlock.LockTimeoutException;
+import io.redlock.NodeFailure;
+import io.redlock.NodeHealth;
 import io.redlock.Redlock;
+import io.redlock.RedlockListener;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockSettings;
 import io.redlock.ReleaseOutcome;
+import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeUri;
+import io.redlock.spi.Reply;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -27,7 +37,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code redlock exec LOCKNAME -- COMMAND...}: runs a command while holding a lock, like flock(1)
- * or {@code consul lock}, extending the lock while the command runs.
+ * or {@code consul lock}, keeping the lock alive while the command runs and stopping the command
+ * while the lock is still valid when it cannot be kept.
  */
 @Command(
     name = "exec",
@@ -37,13 +48,42 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     description = {
       "Runs COMMAND while holding the lock LOCKNAME on a majority of the nodes.",
-      "The lock is extended every TTL/3 while the command runs. If it cannot be extended before its"
-          + " validity runs out, the lock is lost: redlock says so on stderr, stops the command"
-          + " (unless --no-kill-on-loss) and exits with 79.",
-      "The command gets REDLOCK_LOCK_NAME, REDLOCK_TOKEN (the lease's random token),"
-          + " REDLOCK_TTL_MS and, with --fencing, REDLOCK_FENCING_TOKEN in its environment (see"
-          + " below). Its exit code is passed through. On Ctrl-C or SIGTERM the command is"
-          + " stopped and the lock released.",
+      "The lock is extended every TTL/3 while the command runs. When extensions keep failing,"
+          + " redlock gives the lock up while at least --loss-margin of validity is left: it says"
+          + " LOCK LOST on stderr with the cause (the nodes that stopped answering and their last"
+          + " errors, a token gone from the nodes, or this process paused past the validity),"
+          + " stops the command (SIGTERM, then SIGKILL after --kill-grace, shorter than the"
+          + " margin) unless --no-kill-on-loss, and exits with 79.",
+      "What remains: a lock whose key expired or was deleted on the nodes (redlock unlock"
+          + " --force) is noticed at the next extension, up to --extend-every later, and the"
+          + " command then runs for up to --kill-grace more; a pause of this machine longer than"
+          + " the margin (GC, SIGSTOP, a suspended VM) lets the command run past the validity."
+          + " Work that must never overlap the next holder's should use --fencing.",
+      "A node that fails in a way no retry fixes (wrong password, missing table, unknown host)"
+          + " makes exec exit with 78 at once, naming each node and cause (--strict, the"
+          + " default); with --no-strict it is outvoted with one warning line. An even number of"
+          + " nodes gets a warning, as doctor gives.",
+      "On Linux the command dies with redlock, even when redlock is killed with SIGKILL or by"
+          + " the OOM killer (setpriv --pdeathsig, from util-linux). Not covered: systems other"
+          + " than Linux, Linux without setpriv, set-user-ID commands such as sudo, and processes"
+          + " the command leaves behind in the background; there the command keeps running"
+          + " without the lock, and only --fencing protects the next holder.",
+      "The command gets REDLOCK_LOCK_NAME, REDLOCK_TOKEN (the lease's random token, for"
+          + " 'redlock extend' and 'redlock release'), REDLOCK_TTL_MS and, with --fencing,"
+          + " REDLOCK_FENCING_TOKEN in its environment (see below), but not the nodes'"
+          + " credentials: REDLOCK_NODES when it holds a password, and the variables that node"
+          + " URIs refer to as $${VAR} where a password goes. Its exit code is passed through. On"
+          + " Ctrl-C, SIGTERM or SIGHUP the command is stopped and the lock released. SIGQUIT"
+          + " (Ctrl-\\) prints the JVM's thread dump on stderr, not into the standard output"
+          + " the command shares, when run by the ./redlock launcher (-XX:+DisplayVMOutputToStderr;"
+          + " add it yourself with java -jar).",
+      "After the command, the lock is released; a node whose answer came late gets the release"
+          + " again (for up to 2 s), and a node that still could not confirm is named (the key"
+          + " there expires by its TTL). redlock gives up waiting for a busy lock within --wait"
+          + " plus one node timeout and about half a second, however many nodes are down.",
+      "Passwords: keep them out of ps with a config file only you can read (--config FILE,"
+          + " nodes=...), or with $${VAR} references in the URIs, e.g."
+          + " --nodes 'redis://:$${REDIS_PASSWORD}@a:6379' (single quotes: redlock expands it).",
     },
     footer = {
       "",
@@ -69,8 +109,9 @@ final class ExecCommand implements Callable<Integer> {
       names = "--wait",
       paramLabel = "DURATION",
       description =
-          "How long to wait for the lock if it is busy ('forever' for no limit)."
-              + " Default: 10s.")
+          "How long to wait for the lock if it is busy ('forever' for no limit). redlock gives up"
+              + " within this plus one node timeout and about half a second, however many nodes"
+              + " are down. Default: 10s.")
   String waitText;
 
   @Option(
@@ -111,11 +152,34 @@ final class ExecCommand implements Callable<Integer> {
   Duration quarantine;
 
   @Option(
+      names = "--strict",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "Refuse to run when a node fails in a way no retry fixes (a wrong password, a missing"
+              + " table, an unknown host), even if the other nodes make a majority: exit 78"
+              + " naming each node and cause. With --no-strict such a node is outvoted with a"
+              + " warning, and the quorum tolerates one failure less until it is fixed."
+              + " Default: on.")
+  boolean strict;
+
+  @Option(
       names = "--extend-every",
       converter = Durations.class,
       paramLabel = "DURATION",
       description = "How often to extend the lock while the command runs. Default: TTL/3.")
   Duration extendEvery;
+
+  @Option(
+      names = "--loss-margin",
+      converter = Durations.class,
+      paramLabel = "DURATION",
+      description =
+          "When extensions keep failing, give the lock up (and stop the command) while at least"
+              + " this much validity is left. Default: a tenth of the TTL, at least two node"
+              + " timeouts.")
+  Duration lossMargin;
 
   @Option(
       names = "--no-kill-on-loss",
@@ -126,12 +190,12 @@ final class ExecCommand implements Callable<Integer> {
 
   @Option(
       names = "--kill-grace",
-      defaultValue = "10s",
       converter = Durations.class,
       paramLabel = "DURATION",
       description =
-          "How long a stopped command gets between SIGTERM and SIGKILL."
-              + " Default: ${DEFAULT-VALUE}.")
+          "How long a stopped command gets between SIGTERM and SIGKILL. Default: half the loss"
+              + " margin (1.5s for a 30s TTL), so that a command that ignores SIGTERM is killed"
+              + " before the lock's validity ends.")
   Duration killGrace;
 
   @Mixin NodeOptions nodeOptions;
@@ -140,6 +204,14 @@ final class ExecCommand implements Callable<Integer> {
 
   /** With --no-wait: attempts in all when too few nodes answered (never when the lock is held). */
   static final int NO_WAIT_ATTEMPTS = 3;
+
+  /** How long exit waits for the nodes to close; they close on their own as the process ends. */
+  static final Duration CLOSE_WAIT = Duration.ofMillis(300);
+
+  /** Bounds of the time exit spends re-sending a release to nodes whose calls timed out. */
+  static final Duration RELEASE_SWEEP_MIN = Duration.ofMillis(500);
+
+  static final Duration RELEASE_SWEEP_MAX = Duration.ofSeconds(2);
 
   @Parameters(index = "0", paramLabel = "LOCKNAME", description = "The name of the lock.")
   String lockName;
@@ -163,10 +235,107 @@ final class ExecCommand implements Callable<Integer> {
   private Process child;
   private volatile Lease lease;
   volatile Redlock redlock;
-  private volatile Thread extender;
+  private final NodeWatch watch = new NodeWatch();
+  private Duration margin;
+  private Duration grace;
 
   @Override
   public Integer call() {
+    List<String> argv = commandArguments();
+    if (lockName.isBlank()) {
+      throw new CliException(
+          ExitCodes.USAGE, "LOCKNAME must not be blank; name the lock, e.g. nightly-report");
+    }
+    requirePositive("--ttl", ttl);
+    if (noWait && waitText != null) {
+      throw new CliException(ExitCodes.USAGE, "--wait and --no-wait exclude each other");
+    }
+    Duration maxWait = noWait ? Duration.ZERO : parseWait(waitText == null ? "10s" : waitText);
+    if (extendEvery != null) {
+      requirePositive("--extend-every", extendEvery);
+    }
+    Duration interval = extendEvery != null ? extendEvery : ttl.dividedBy(3);
+    if (interval.compareTo(ttl) >= 0) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--extend-every ("
+              + Durations.human(interval)
+              + ") must be shorter than --ttl ("
+              + Durations.human(ttl)
+              + "), e.g. a third of it");
+    }
+    if (lossMargin != null) {
+      requirePositive("--loss-margin", lossMargin);
+      if (lossMargin.compareTo(ttl) >= 0) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "--loss-margin ("
+                + Durations.human(lossMargin)
+                + ") must be shorter than --ttl ("
+                + Durations.human(ttl)
+                + "), e.g. a tenth of it");
+      }
+    }
+    if (killGrace != null && killGrace.isNegative()) {
+      throw new CliException(
+          ExitCodes.USAGE, "--kill-grace must not be negative, got " + Durations.human(killGrace));
+    }
+    checkQuarantine(quarantine, ttl);
+    nodeOptions.quietLeaseLog();
+    long started = System.nanoTime();
+    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
+    List<NodeOptions.Requirement> requirements = new ArrayList<>();
+    if (fencing) {
+      requirements.add(NodeOptions.Requirement.FENCING);
+    }
+    if (quarantine != null) {
+      requirements.add(NodeOptions.Requirement.STATUS);
+    }
+    redlock =
+        nodeOptions.build(
+            selection,
+            b -> {
+              b.maxExtensions(Integer.MAX_VALUE)
+                  .fencing(fencing)
+                  .strictNodes(strict)
+                  .listener(watch);
+              return quarantine == null ? b : b.restartQuarantine(quarantine);
+            },
+            requirements,
+            NodeOptions.warmUpBudget(maxWait));
+    warnNodeCount(redlock.nodes().size());
+    margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
+    grace = killGrace != null ? killGrace : margin.dividedBy(2);
+    if (grace.compareTo(margin) >= 0 && !noKillOnLoss) {
+      err.println(
+          "redlock: warning: --kill-grace ("
+              + Durations.human(grace)
+              + ") is not shorter than the loss margin ("
+              + Durations.human(margin)
+              + "): a command that ignores SIGTERM may still run for up to "
+              + Durations.human(grace.minus(margin))
+              + " after the lock's validity has ended");
+    }
+    // The warm-up counts against the wait: the tool gives up within --wait + one node timeout.
+    Duration left = maxWait.minusNanos(System.nanoTime() - started);
+    Thread main = Thread.currentThread();
+    Thread hook = new Thread(() -> onSignal(main), "redlock-exec-signal");
+    Runtime.getRuntime().addShutdownHook(hook);
+    try {
+      return run(argv, left.isNegative() ? Duration.ZERO : left, interval, selection);
+    } finally {
+      cleanup();
+      mainDone.countDown();
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // a signal is being handled: the hook finishes the job
+      }
+    }
+  }
+
+  /** The command after LOCKNAME, without the "--" before it. */
+  private List<String> commandArguments() {
     List<String> argv = command;
     if (!argv.isEmpty() && argv.get(0).startsWith("-") && !argv.get(0).equals("--")) {
       String option = argv.get(0).split("=", 2)[0];
@@ -186,50 +355,49 @@ final class ExecCommand implements Callable<Integer> {
       throw new CliException(
           ExitCodes.USAGE, "no command given; write: redlock exec LOCKNAME -- COMMAND [ARGS...]");
     }
-    if (noWait && waitText != null) {
-      throw new CliException(ExitCodes.USAGE, "--wait and --no-wait exclude each other");
-    }
-    Duration maxWait = noWait ? Duration.ZERO : parseWait(waitText == null ? "10s" : waitText);
-    Duration interval = extendEvery != null ? extendEvery : ttl.dividedBy(3);
-    if (interval.isZero() || interval.isNegative() || interval.compareTo(ttl) >= 0) {
+    return argv;
+  }
+
+  static void requirePositive(String option, Duration value) {
+    if (value.isNegative() || value.isZero()) {
       throw new CliException(
           ExitCodes.USAGE,
-          "--extend-every ("
-              + Durations.format(interval)
-              + ") must be positive and shorter than --ttl ("
-              + Durations.format(ttl)
-              + "), e.g. a third of it");
+          option
+              + " must be positive, got "
+              + Durations.human(value)
+              + "; e.g. "
+              + option
+              + " 30s");
     }
-    checkQuarantine(quarantine, ttl);
-    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
-    List<NodeOptions.Requirement> requirements = new ArrayList<>();
-    if (fencing) {
-      requirements.add(NodeOptions.Requirement.FENCING);
+  }
+
+  /**
+   * The keep-alive's default margin, as {@link KeepAlive#lostMargin()} documents it: a tenth of the
+   * TTL, at least two node timeouts; stated here so that the default grace can be half of it.
+   */
+  static Duration defaultMargin(RedlockSettings settings, Duration ttl) {
+    Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
+    if (nodeTimeout.compareTo(ttl) > 0) {
+      nodeTimeout = ttl;
     }
-    if (quarantine != null) {
-      requirements.add(NodeOptions.Requirement.STATUS);
-    }
-    redlock =
-        nodeOptions.build(
-            selection,
-            b -> {
-              b.maxExtensions(Integer.MAX_VALUE).fencing(fencing);
-              return quarantine == null ? b : b.restartQuarantine(quarantine);
-            },
-            requirements);
-    Thread main = Thread.currentThread();
-    Thread hook = new Thread(() -> onSignal(main), "redlock-exec-signal");
-    Runtime.getRuntime().addShutdownHook(hook);
-    try {
-      return run(argv, maxWait, interval, selection);
-    } finally {
-      cleanup();
-      mainDone.countDown();
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException shuttingDown) {
-        // a signal is being handled: the hook finishes the job
-      }
+    Duration tenth = ttl.dividedBy(10);
+    Duration twoTimeouts = nodeTimeout.multipliedBy(2);
+    Duration m = tenth.compareTo(twoTimeouts) >= 0 ? tenth : twoTimeouts;
+    return m.compareTo(ttl) < 0 ? m : ttl.dividedBy(2);
+  }
+
+  /** The warning doctor gives for an even node count or a single node, once, on stderr. */
+  private void warnNodeCount(int n) {
+    if (n == 1) {
+      err.println(
+          "redlock: warning: a single node is not fault tolerant: use 3 or 5 independent nodes");
+    } else if (n % 2 == 0) {
+      err.println(
+          "redlock: warning: "
+              + n
+              + " nodes tolerate no more failures than "
+              + (n - 1)
+              + " do; use an odd number (3 or 5)");
     }
   }
 
@@ -248,12 +416,12 @@ final class ExecCommand implements Callable<Integer> {
       throw new CliException(
           ExitCodes.USAGE,
           "--ttl ("
-              + Durations.format(ttl)
+              + Durations.human(ttl)
               + ") is longer than --quarantine ("
-              + Durations.format(quarantine)
+              + Durations.human(quarantine)
               + "): a node restarted without durable lock state could vote again before this lock"
               + " expired. Use a --ttl of at most "
-              + Durations.format(quarantine)
+              + Durations.human(quarantine)
               + ", or raise --quarantine to the longest TTL you use");
     }
   }
@@ -294,7 +462,7 @@ final class ExecCommand implements Callable<Integer> {
         if (!noWait || attempt >= NO_WAIT_ATTEMPTS || classify(e) != Failure.UNREACHABLE) {
           throw e;
         }
-        if (nodeOptions.verbose) {
+        if (nodeOptions.verbose()) {
           err.println("redlock: " + NodeUri.redact(e.getMessage()) + "; trying again");
         }
         RedlockSettings settings = redlock.settings();
@@ -318,7 +486,7 @@ final class ExecCommand implements Callable<Integer> {
                 case QUARANTINE -> "too few nodes may vote (restart quarantine)";
               }
               + ": "
-              + NodeUri.redact(e.getMessage()));
+              + Durations.humanize(NodeUri.redact(e.getMessage())));
       if (e.getCause() instanceof RedlockNonTransientException cause) {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
@@ -328,39 +496,95 @@ final class ExecCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
     }
+    for (NodeFailure f : lease.failedNodes()) {
+      if (!f.isTransient()) {
+        // Only with --no-strict: strict nodes fail the acquisition instead (exit 78).
+        err.println(
+            "redlock: warning: "
+                + NodeUri.redact(f.toString())
+                + " (no retry fixes this; the lock holds on the other nodes, but the quorum"
+                + " tolerates one failure less until it is fixed)");
+      }
+    }
     if (!lease.quarantinedNodes().isEmpty()) {
       // The lease holds on a majority of the other nodes; say why a granting node did not count.
       err.println(
           "redlock: note: restart quarantine: the votes of "
               + String.join(", ", lease.quarantinedNodes())
               + " did not count (restarted, or started, without durable lock state less than "
-              + Durations.format(quarantine)
+              + Durations.human(quarantine)
               + " ago)");
     }
-    if (nodeOptions.verbose) {
+    if (nodeOptions.verbose()) {
+      List<String> granted = lease.grantedNodes();
       err.printf(
           Locale.ROOT,
-          "redlock: acquired '%s' on %d nodes (%s), validity %s%s; running %s%n",
+          "redlock: acquired '%s' on %d of %d nodes (%s), validity %s%s; running %s%n",
           lockName,
+          granted.size(),
           redlock.nodes().size(),
           s.source(),
           Durations.format(lease.remainingValidity()),
           fencing ? ", fencing token " + lease.fencingToken() : "",
           argv);
+      for (NodeFailure f : lease.failedNodes()) {
+        err.println("redlock:   not granted: " + NodeUri.redact(f.toString()));
+      }
+      err.println(
+          "redlock: extending every "
+              + Durations.human(interval)
+              + "; if that keeps failing, the lock is given up with "
+              + Durations.human(margin)
+              + " of validity left and the command "
+              + (noKillOnLoss
+                  ? "is left running (--no-kill-on-loss)"
+                  : "gets SIGTERM, then SIGKILL after " + Durations.human(grace)));
     }
-    ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
-    pb.environment().put("REDLOCK_LOCK_NAME", lockName);
-    pb.environment().put("REDLOCK_TOKEN", lease.token());
-    pb.environment().put("REDLOCK_TTL_MS", Long.toString(ttl.toMillis()));
+    ProcessBuilder pb = new ProcessBuilder().inheritIO();
+    Map<String, String> env = pb.environment();
+    env.put("REDLOCK_LOCK_NAME", lockName);
+    env.put("REDLOCK_TOKEN", lease.token());
+    env.put("REDLOCK_TTL_MS", Long.toString(ttl.toMillis()));
     if (fencing) {
-      pb.environment().put("REDLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
+      env.put("REDLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
     } else {
-      pb.environment().remove("REDLOCK_FENCING_TOKEN"); // not one inherited from an outer exec
+      env.remove("REDLOCK_FENCING_TOKEN"); // not one inherited from an outer exec
     }
+    s.credentialVariables().forEach(env::remove); // the nodes' secrets are not the command's
+    Optional<Child.Problem> problem = Child.check(argv.get(0), env.get("PATH"));
+    if (problem.isPresent()) {
+      err.println(
+          "redlock: cannot run '"
+              + argv.get(0)
+              + "': "
+              + problem.get().message()
+              + " (the lock was released)");
+      return problem.get().exitCode();
+    }
+    List<String> full = new ArrayList<>(Child.dieWithParentPrefix(env.get("PATH")));
+    full.addAll(argv);
+    pb.command(full);
+    // Kept alive by the library; its loss signal comes while the margin is left.
+    try {
+      lease.keepAlive(KeepAlive.defaults().every(interval).lostMargin(margin));
+    } catch (IllegalStateException gone) {
+      err.println(
+          "redlock: LOCK LOST: '"
+              + lockName
+              + "': its validity ran out before the command could start (the nodes are too"
+              + " slow for --ttl "
+              + Durations.human(ttl)
+              + "); the command was not started");
+      return ExitCodes.LOST;
+    }
+    lease.onLost(this::onLost);
     Process started;
     synchronized (state) {
       if (stopping) {
         return 130;
+      }
+      if (lost.get()) {
+        return ExitCodes.LOST; // lost before the command started: it never runs unlocked
       }
       try {
         child = pb.start();
@@ -369,13 +593,7 @@ final class ExecCommand implements Callable<Integer> {
       }
       started = child;
     }
-    Thread t = new Thread(() -> keepExtended(started, interval), "redlock-exec-extender");
-    t.setDaemon(true);
-    extender = t;
-    t.start();
     int code = waitFor(started);
-    t.interrupt();
-    joinQuietly(t);
     if (lost.get()) {
       return ExitCodes.LOST;
     }
@@ -399,118 +617,285 @@ final class ExecCommand implements Callable<Integer> {
     if (t.equals("forever") || t.equals("infinite") || t.equals("inf")) {
       return Duration.ofDays(365L * 1000);
     }
+    Duration d;
     try {
-      Duration d = Durations.parse(text);
-      if (d.isNegative()) {
-        throw new IllegalArgumentException("--wait must not be negative");
-      }
-      return d;
+      d = Durations.parse(text);
     } catch (IllegalArgumentException e) {
       throw new CliException(ExitCodes.USAGE, "--wait: " + e.getMessage(), e);
     }
+    if (d.isNegative()) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--wait must be positive, got "
+              + Durations.human(d)
+              + " (--no-wait, or --wait 0s, makes a single attempt)");
+    }
+    return d;
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Losing the lock
+
   /**
-   * Extends the lease every {@code interval} until the command ends. After a failed extension it
-   * retries sooner, as long as the lease is still valid; once the validity has run out, the lock is
-   * lost.
+   * Hears the node calls and extensions of the lease (keep-alive's and any other): to warn at the
+   * first failed extension; to tell, when the lease is lost, a process that was paused past its
+   * validity (the renewal found the validity gone before it could ask any node) from nodes that
+   * stopped answering; and to know where a timed-out call may still leave a key behind.
    */
-  private void keepExtended(Process command, Duration interval) {
-    long retryNanos = Math.max(1_000_000L, Math.min(interval.toNanos() / 3, 1_000_000_000L));
-    long delayNanos = interval.toNanos();
-    int failures = 0;
-    while (command.isAlive()) {
-      long sleep = Math.min(delayNanos, Math.max(1, lease.remainingValidity().toNanos()));
-      try {
-        TimeUnit.NANOSECONDS.sleep(sleep);
-      } catch (InterruptedException e) {
-        return; // the command ended
+  final class NodeWatch implements RedlockListener {
+    private final Object lock = new Object();
+    private int calls;
+    private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
+    private Map<String, Outcome> lastFailure = Map.of();
+    private int failures;
+    private int failuresWithCalls;
+    private boolean lastWithoutCalls;
+
+    /** The validity the lease had at its last failed extension, and when that was (nanoTime). */
+    private Duration leftAtFailure = Duration.ZERO;
+
+    private long failedAt;
+
+    /** Nodes whose last acquire or release call timed out: it may still take effect. */
+    private final java.util.Set<String> timedOut = new java.util.LinkedHashSet<>();
+
+    /** Nodes that granted an acquisition, or may have (it timed out): they may hold a key. */
+    private final java.util.Set<String> mayHold = new java.util.LinkedHashSet<>();
+
+    /** Whether {@code node} may hold a key of this lease: it granted, or its answer never came. */
+    boolean mayHold(String node) {
+      synchronized (lock) {
+        return mayHold.contains(node);
       }
-      if (!command.isAlive()) {
-        return;
-      }
-      if (!lease.isValid()) {
-        // Woke up past the validity: this process was stopped or starved longer than the TTL.
-        lockLost(
-            command,
-            failures,
-            "its validity ran out before the extension was due; was this process paused or"
-                + " starved for longer than the TTL?");
-        return;
-      }
-      boolean extended;
-      String why = "a majority of nodes did not confirm in time";
-      try {
-        extended = lease.extend(ttl);
-      } catch (IllegalStateException released) {
-        return; // released by a signal handler
-      } catch (RuntimeException e) {
-        extended = false;
-        why = NodeUri.redact(e.toString());
-      }
-      if (extended) {
-        if (failures > 0 && nodeOptions.verbose) {
-          err.println("redlock: extending '" + lockName + "' works again");
+    }
+
+    @Override
+    public void nodeCall(String node, String operation, Outcome outcome, long nanos) {
+      synchronized (lock) {
+        if (operation.equals("extend")) {
+          calls++;
+          outcomes.put(node, outcome);
+        } else if (operation.startsWith("tryAcquire") || operation.equals("release")) {
+          if (operation.startsWith("tryAcquire")
+              && (outcome == Outcome.YES || outcome == Outcome.TIMED_OUT)) {
+            mayHold.add(node);
+          }
+          if (outcome == Outcome.TIMED_OUT) {
+            timedOut.add(node);
+          } else if (operation.equals("release")) {
+            timedOut.remove(node); // answered (or failed outright): nothing late to come
+          }
         }
-        failures = 0;
-        delayNanos = interval.toNanos();
-        continue;
       }
-      failures++;
-      if (!lease.isValid()) {
-        lockLost(command, failures, why);
-        return;
+    }
+
+    /** The nodes where a timed-out call may still set or keep the key. */
+    List<String> timedOut() {
+      synchronized (lock) {
+        return List.copyOf(timedOut);
       }
-      if (failures == 1) {
+    }
+
+    @Override
+    public void extension(String resource, boolean extended) {
+      boolean warn = false;
+      boolean again = false;
+      String why = null;
+      synchronized (lock) {
+        if (extended) {
+          again = failures > 0;
+          failures = 0;
+          failuresWithCalls = 0;
+        } else {
+          failures++;
+          lastWithoutCalls = calls == 0;
+          if (calls > 0) {
+            failuresWithCalls++;
+            lastFailure = Map.copyOf(outcomes);
+            why = describe(lastFailure);
+            warn = failuresWithCalls == 1;
+          }
+        }
+        calls = 0;
+        outcomes.clear();
+      }
+      Lease l = lease;
+      if (!extended && l != null) {
+        // Still held here: the engine tells its listener before it declares a loss.
+        Duration left = l.remainingValidity();
+        synchronized (lock) {
+          leftAtFailure = left;
+          failedAt = System.nanoTime();
+        }
+      }
+      if (again && nodeOptions.verbose()) {
+        err.println("redlock: extending '" + lockName + "' works again");
+      }
+      if (warn && l != null && l.remainingValidity().compareTo(margin) > 0) {
         err.println(
             "redlock: warning: could not extend '"
                 + lockName
                 + "' ("
                 + why
                 + "); "
-                + Durations.format(lease.remainingValidity())
-                + " of validity left, retrying");
+                + Durations.format(l.remainingValidity())
+                + " of validity left, retrying; the command is stopped if "
+                + Durations.human(margin)
+                + " or less is left");
       }
-      delayNanos = retryNanos;
+    }
+
+    /** Whether the failed extension that preceded a loss asked no node: its validity was gone. */
+    boolean pausedPastValidity() {
+      synchronized (lock) {
+        return lastWithoutCalls && failuresWithCalls == 0;
+      }
+    }
+
+    /** What is left of the validity the lease had at its last failed extension. */
+    Duration validityLeft() {
+      synchronized (lock) {
+        Duration left = leftAtFailure.minusNanos(System.nanoTime() - failedAt);
+        return left.isNegative() ? Duration.ZERO : left;
+      }
+    }
+
+    int failedAttempts() {
+      synchronized (lock) {
+        return failures;
+      }
+    }
+
+    /** How the nodes answered the last extension that asked them, e.g. "a: yes, b: timed out". */
+    private String describe(Map<String, Outcome> byNode) {
+      long yes = byNode.values().stream().filter(o -> o == Outcome.YES).count();
+      List<String> parts = new ArrayList<>();
+      byNode.forEach(
+          (node, outcome) -> {
+            if (outcome != Outcome.YES) {
+              parts.add(
+                  node
+                      + ": "
+                      + switch (outcome) {
+                        case NO -> "no longer holds the token";
+                        case TIMED_OUT -> "timed out";
+                        case MISCONFIGURED -> "misconfigured";
+                        default -> "failed";
+                      });
+            }
+          });
+      return yes
+          + " of "
+          + redlock.nodes().size()
+          + " nodes agreed, a quorum needs "
+          + redlock.quorum()
+          + (parts.isEmpty() ? "" : "; " + String.join(", ", parts));
     }
   }
 
-  private void lockLost(Process command, int failures, String why) {
-    lost.set(true);
-    boolean kill = !noKillOnLoss;
+  /** The lease's loss signal, on a thread of the library's: report the cause, stop the command. */
+  private void onLost(LeaseLost l) {
+    if (!lost.compareAndSet(false, true)) {
+      return;
+    }
+    Process c;
+    synchronized (state) {
+      c = child;
+    }
+    Duration validity = validityLeft(l);
+    boolean kill = !noKillOnLoss && c != null;
     err.println();
     err.println("redlock: ************************************************************");
+    err.println("redlock: LOCK LOST: '" + lockName + "': " + cause(l) + ".");
+    for (String line : nodeErrors(l)) {
+      err.println("redlock:   " + line);
+    }
     err.println(
-        "redlock: LOCK LOST: '"
-            + lockName
-            + "': "
-            + (failures == 0
-                ? why
-                : "could not be extended ("
-                    + failures
-                    + (failures == 1 ? " attempt: " : " attempts: ")
-                    + why
-                    + ") and its validity ran out")
-            + ".");
-    err.println("redlock: Another process may hold it now.");
-    err.println(
-        kill
-            ? "redlock: Stopping the command (pid "
-                + command.pid()
-                + "); redlock will exit with "
-                + ExitCodes.LOST
-                + "."
-            : "redlock: --no-kill-on-loss: the command keeps running; redlock will exit with "
-                + ExitCodes.LOST
-                + ".");
+        validity.isZero()
+            ? "redlock: Another process may hold it now."
+            : "redlock: It stays valid for at most another "
+                + Durations.format(validity)
+                + "; after that another process may hold it.");
+    if (c == null) {
+      err.println("redlock: The command was not started; redlock will exit with 79.");
+    } else {
+      err.println(
+          kill
+              ? "redlock: Stopping the command (pid "
+                  + c.pid()
+                  + ": SIGTERM, SIGKILL after "
+                  + Durations.human(grace)
+                  + "); redlock will exit with "
+                  + ExitCodes.LOST
+                  + "."
+              : "redlock: --no-kill-on-loss: the command keeps running; redlock will exit with "
+                  + ExitCodes.LOST
+                  + ".");
+    }
     err.println("redlock: ************************************************************");
     err.flush();
     if (kill) {
-      terminate(command);
+      // Not on the library's notifier thread: the grace may take a while.
+      Thread t = new Thread(() -> terminate(c), "redlock-exec-stop");
+      t.setDaemon(true);
+      t.start();
     }
   }
 
-  /** Called by the JVM on SIGTERM / SIGINT (Ctrl-C): stop the command, release, then let go. */
+  /**
+   * What validity the loss leaves: for a loss while extensions kept failing, what the lease had
+   * left; for a token gone from the nodes, or validity run out, none.
+   */
+  private Duration validityLeft(LeaseLost l) {
+    if (l.reason() != LeaseLost.Reason.UNREACHABLE || watch.pausedPastValidity()) {
+      return Duration.ZERO;
+    }
+    return watch.validityLeft();
+  }
+
+  /** The real cause of a loss, in words. */
+  String cause(LeaseLost l) {
+    return switch (l.reason()) {
+      case TOKEN_GONE ->
+          "the nodes no longer hold its token ("
+              + l.detail()
+              + "): its key expired on them, or someone deleted it (e.g. redlock unlock --force)";
+      case UNREACHABLE ->
+          watch.pausedPastValidity()
+              ? "this process was paused or starved for longer than the lock's validity (e.g."
+                  + " SIGSTOP, a long GC pause, a suspended VM): when the extension finally ran,"
+                  + " the validity had already run out"
+              : "it could not be extended: "
+                  + l.detail()
+                  + " ("
+                  + watch.failedAttempts()
+                  + (watch.failedAttempts() == 1 ? " attempt)" : " attempts)");
+      case EXPIRED ->
+          "its validity ran out before an extension succeeded (was this process paused or"
+              + " starved?)";
+      case CLOSED, RELEASED -> l.detail();
+    };
+  }
+
+  /** Each node's last error, for nodes that failed: why the extensions did not get through. */
+  private List<String> nodeErrors(LeaseLost l) {
+    List<String> out = new ArrayList<>();
+    if (l.reason() != LeaseLost.Reason.UNREACHABLE || watch.pausedPastValidity()) {
+      return out;
+    }
+    for (NodeHealth h : redlock.health()) {
+      h.lastError()
+          .map(e -> NodeUri.redact(e))
+          .map(e -> e.startsWith(h.node()) ? e : h.node() + ": " + e)
+          .ifPresent(e -> out.add(Durations.humanize(e)));
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Signals, the command's end, cleanup
+
+  /** Called by the JVM on SIGTERM / SIGINT / SIGHUP: stop the command, release, then let go. */
   private void onSignal(Thread main) {
     if (mainDone.getCount() == 0) {
       return; // normal exit
@@ -533,7 +918,8 @@ final class ExecCommand implements Callable<Integer> {
     }
     try {
       // The main thread releases once the command is gone; wait for it, within bounds.
-      if (!mainDone.await(killGrace.toMillis() + 10_000, TimeUnit.MILLISECONDS)) {
+      Duration g = grace != null ? grace : Duration.ofSeconds(10);
+      if (!mainDone.await(g.toMillis() + 10_000, TimeUnit.MILLISECONDS)) {
         cleanup();
       }
     } catch (InterruptedException e) {
@@ -546,11 +932,12 @@ final class ExecCommand implements Callable<Integer> {
     List<ProcessHandle> family = command.descendants().toList(); // before they are orphaned
     command.destroy();
     family.forEach(ProcessHandle::destroy);
+    Duration g = grace != null ? grace : Duration.ofSeconds(10);
     try {
-      if (!command.waitFor(killGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+      if (!command.waitFor(g.toMillis(), TimeUnit.MILLISECONDS)) {
         err.println(
             "redlock: the command did not stop within "
-                + Durations.format(killGrace)
+                + Durations.human(g)
                 + " of SIGTERM; killing it");
         command.destroyForcibly();
         command.waitFor(10, TimeUnit.SECONDS);
@@ -575,40 +962,35 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  private static void joinQuietly(Thread t) {
-    try {
-      t.join(5_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** Releases the lease (if any) and closes the nodes; once, from whichever thread comes first. */
+  /**
+   * Releases the lease (if any) and closes the nodes; once, from whichever thread comes first.
+   * Nodes where a call timed out get the release again, directly ({@link #sweep}): a release cut
+   * short by the per-node timeout (on a loaded machine), or a grant that arrived late and after the
+   * release, would otherwise stay on the node until its TTL. Closing is bounded by {@link
+   * #CLOSE_WAIT}: connections end with the process anyway.
+   */
   private void cleanup() {
     if (!cleanedUp.compareAndSet(false, true)) {
       return;
-    }
-    Thread t = extender;
-    if (t != null) {
-      t.interrupt();
     }
     Lease l = lease;
     Redlock r = redlock;
     try {
       if (l != null) {
         ReleaseOutcome outcome = l.release();
-        if (!outcome.complete()) {
+        List<String> failed = sweep(l, outcome, r);
+        if (!failed.isEmpty()) {
           err.println(
               "redlock: warning: released '"
                   + lockName
                   + "' on "
-                  + outcome.answered()
+                  + (outcome.nodes() - failed.size())
                   + " of "
                   + outcome.nodes()
                   + " nodes; on "
-                  + outcome.failedNodes()
+                  + failed
                   + " it expires by its TTL ("
-                  + Durations.format(ttl)
+                  + Durations.human(ttl)
                   + ")");
         }
       }
@@ -616,8 +998,93 @@ final class ExecCommand implements Callable<Integer> {
       err.println("redlock: warning: release of '" + lockName + "' failed: " + e.getMessage());
     } finally {
       if (r != null) {
-        r.close();
+        closeBounded(r);
       }
+    }
+  }
+
+  /**
+   * After the lease's release: for the nodes where an acquire or release call timed out (it may
+   * still set or keep the key: a grant that arrives after the release, or a release cut short by
+   * the per-node timeout on a loaded machine), waits (bounded) for their calls under way to end and
+   * sends compare-and-delete again. Nodes that are down, or never answered, are not waited for.
+   * Returns the nodes on which the key may still be.
+   */
+  private List<String> sweep(Lease l, ReleaseOutcome outcome, Redlock r) {
+    List<String> toAsk = new ArrayList<>(watch.timedOut());
+    // A node that could not even be asked to lock (refused, misconfigured) holds no key of it.
+    List<String> left = new ArrayList<>(outcome.failedNodes());
+    left.removeIf(n -> !watch.mayHold(n));
+    Map<String, NodeHealth> health = new LinkedHashMap<>();
+    r.health().forEach(h -> health.put(h.node(), h));
+    // A node that is down, or never answered anything, would only make exit wait.
+    toAsk.removeIf(
+        n ->
+            health.get(n) == null
+                || health.get(n).state() == NodeHealth.State.DOWN
+                || health.get(n).sinceLastAnswer().isEmpty());
+    if (toAsk.isEmpty()) {
+      return left;
+    }
+    long deadline = System.nanoTime() + sweepBudget(r).toNanos();
+    while (System.nanoTime() - deadline < 0
+        && r.health().stream().anyMatch(h -> toAsk.contains(h.node()) && h.callsInFlight() > 0)) {
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    List<Reply<Boolean>> replies = new ArrayList<>();
+    List<String> asked = new ArrayList<>();
+    for (LockNode node : nodeOptions.opened) {
+      String name = NodeUri.redact(node.name());
+      if (toAsk.contains(name)) {
+        try {
+          replies.add(node.release(lockName, l.token()));
+          asked.add(name);
+        } catch (RuntimeException e) {
+          // stays in "left" if the lease's release failed there
+        }
+      }
+    }
+    for (int i = 0; i < replies.size(); i++) {
+      long wait = Math.max(1_000_000, deadline - System.nanoTime());
+      try {
+        replies.get(i).await(Duration.ofNanos(wait));
+        left.remove(asked.get(i));
+      } catch (RuntimeException e) {
+        replies.get(i).abandon(late -> {});
+        if (!left.contains(asked.get(i))) {
+          left.add(asked.get(i)); // a late grant may still be there
+        }
+      }
+    }
+    if (nodeOptions.verbose()) {
+      err.println("redlock: sent the release again to " + asked + "; not confirmed: " + left);
+    }
+    return left;
+  }
+
+  /** How long the sweep may take: a few node timeouts, at least half a second, at most 2 s. */
+  private Duration sweepBudget(Redlock r) {
+    Duration fourTimeouts = r.settings().nodeTimeoutFor(ttl).multipliedBy(4);
+    if (fourTimeouts.compareTo(RELEASE_SWEEP_MIN) < 0) {
+      return RELEASE_SWEEP_MIN;
+    }
+    return fourTimeouts.compareTo(RELEASE_SWEEP_MAX) > 0 ? RELEASE_SWEEP_MAX : fourTimeouts;
+  }
+
+  /** Closes the Redlock on a daemon thread, waiting at most {@link #CLOSE_WAIT}. */
+  private void closeBounded(Redlock r) {
+    Thread t = new Thread(r::close, "redlock-exec-close");
+    t.setDaemon(true);
+    t.start();
+    try {
+      t.join(CLOSE_WAIT.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 }

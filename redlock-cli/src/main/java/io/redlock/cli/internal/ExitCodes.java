@@ -26,10 +26,17 @@ final class ExitCodes {
   /** EX_TEMPFAIL: the lock is held by someone else (after --wait, or at once with --no-wait). */
   static final int BUSY = 75;
 
-  /** EX_CONFIG: doctor found that the TTL or node timeout do not fit the measured latencies. */
-  static final int TIMING = 78;
+  /**
+   * EX_CONFIG: nodes fail in a way no retry fixes (a wrong password, a missing table, an unknown
+   * host): too many for a quorum, or any with --strict; and for doctor, a TTL or node timeout that
+   * does not fit the measured latencies.
+   */
+  static final int CONFIG = 78;
 
-  /** The lock was lost while the command ran (past sysexits' range, so no command uses it). */
+  /**
+   * The lock was lost while the command ran; for extend and release, the token no longer holds the
+   * lock (past sysexits' range, so no command uses it).
+   */
   static final int LOST = 79;
 
   /** As shells do: the command exists but cannot be executed. */
@@ -42,15 +49,20 @@ final class ExitCodes {
   static final String[] HELP = {
     "0:success; for exec: the command's own exit code is passed through",
     "64:bad usage: invalid option or duration, malformed node URI, unknown scheme, bad config"
-        + " file, or a node lacks what --fencing or --quarantine needs",
+        + " file, REDLOCK_NODES set but empty, a node listed twice, or a node lacks what --fencing"
+        + " or --quarantine needs",
     "69:nodes unreachable: too few nodes answered to form a quorum (or, with --quarantine, too few"
         + " may vote yet)",
     "70:internal error (please report it)",
     "75:lock busy: held by someone else after --wait (or at once with --no-wait)",
-    "78:doctor: the TTL or node timeout does not fit the measured latencies",
-    "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss)",
+    "78:nodes misconfigured: a node fails in a way no retry fixes (wrong password, missing table,"
+        + " unknown host), with --strict (the default) or when too few others are left for a"
+        + " quorum; each node and cause is named. doctor: the TTL or node timeout does not fit the"
+        + " measured latencies",
+    "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss); extend,"
+        + " release: the token no longer holds the lock",
     "126:the command cannot be executed",
     "127:the command was not found",
-    "130/143:interrupted by Ctrl-C / SIGTERM (the command was stopped, the lock released)",
+    "129/130/143:SIGHUP / Ctrl-C (SIGINT) / SIGTERM: the command was stopped, the lock released",
   };
 }

@@ -1,6 +1,8 @@
 package io.redlock.cli.internal;
 
+import io.redlock.ConfiguredNodes;
 import io.redlock.NodeTimeoutException;
+import io.redlock.NodesMisconfiguredException;
 import io.redlock.Redlock;
 import io.redlock.RedlockBuilder;
 import io.redlock.RedlockException;
@@ -14,6 +16,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,6 +28,8 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine.Option;
 
 /**
@@ -36,11 +41,29 @@ final class NodeOptions {
   /** Keys a {@code --config} file may hold. */
   static final Set<String> CONFIG_KEYS = Set.of("nodes", "node-timeout", "drift-factor");
 
-  /** The longest the warm-up round trip may take before the first lock attempt. */
-  static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(5);
+  /**
+   * The longest the warm-up round trip may take before the first lock attempt: enough for a cold
+   * connection (TLS, authentication), not for a node that is down, whose backend may keep trying to
+   * connect for seconds; the first attempt goes ahead without it.
+   */
+  static final Duration WARM_UP_TIMEOUT = Duration.ofSeconds(1);
+
+  /** The warm-up's budget when the caller does not wait for the lock (--no-wait). */
+  static final Duration WARM_UP_MIN = Duration.ofMillis(500);
+
+  /** The warm-up's budget for a caller that waits up to {@code wait} for the lock. */
+  static Duration warmUpBudget(Duration wait) {
+    if (wait.compareTo(WARM_UP_MIN) < 0) {
+      return WARM_UP_MIN;
+    }
+    return wait.compareTo(WARM_UP_TIMEOUT) > 0 ? WARM_UP_TIMEOUT : wait;
+  }
 
   /** How many SQLite files make the zero-setup quorum. */
   static final int ZERO_SETUP_NODES = 3;
+
+  /** The file beside the zero-setup SQLite files that says the note about them was printed. */
+  static final String ZERO_SETUP_MARKER = "README";
 
   @Option(
       names = "--nodes",
@@ -66,7 +89,7 @@ final class NodeOptions {
       paramLabel = "DURATION",
       converter = Durations.class,
       description =
-          "How long one node may take to answer one call. Default: TTL/200 within [10ms, 1s].")
+          "How long one node may take to answer one call. Default: TTL/50 within [20ms, 1s].")
   Duration nodeTimeout;
 
   @Option(
@@ -77,71 +100,255 @@ final class NodeOptions {
 
   @Option(
       names = {"-v", "--verbose"},
-      description = "Say more on stderr, including the libraries' debug logs.")
+      description =
+          "Say more on stderr, including the libraries' debug logs (also accepted before the"
+              + " subcommand: redlock -v exec ...).")
   void verbose(boolean on) {
     this.verbose = on;
     if (on) {
-      // Read by slf4j-simple when the first logger is made, which is after option parsing.
-      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "debug");
-      System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "info");
-      System.setProperty("org.slf4j.simpleLogger.log.org.mongodb", "info");
+      verboseLogs();
     }
   }
 
   boolean verbose;
 
+  /** The nodes of the Redlock {@link #build} made last (it owns and closes them). */
+  List<LockNode> opened = List.of();
+
+  /** Set by {@code redlock -v SUBCOMMAND}: -v before the subcommand. */
+  static volatile boolean verboseBeforeSubcommand;
+
+  /** Whether -v was given, before or after the subcommand. */
+  boolean verbose() {
+    return verbose || verboseBeforeSubcommand;
+  }
+
+  /**
+   * Leaves the telling of a lost lease to the tool (its own message says more), unless -v: the
+   * engine's lease logger only speaks up for errors. Call before the first lease is made.
+   */
+  void quietLeaseLog() {
+    if (!verbose()) {
+      System.setProperty(
+          "org.slf4j.simpleLogger.log.io.redlock.engine.internal.QuorumLease", "error");
+    }
+  }
+
+  /** Turns on the libraries' debug logs; read by slf4j-simple when the first logger is made. */
+  static void verboseLogs() {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "debug");
+    System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "info");
+    System.setProperty("org.slf4j.simpleLogger.log.org.mongodb", "info");
+  }
+
   /**
    * The nodes to use and where they came from.
    *
-   * @param uris the URIs (may hold passwords: never print them raw)
+   * @param uris the URIs, {@code ${VAR}} references expanded (may hold passwords: never print them
+   *     raw)
    * @param source where they were configured, for messages
    * @param zeroSetup true for the embedded SQLite default
    * @param nodeTimeout from a config file, if it set one
    * @param driftFactor from a config file, if it set one
+   * @param credentialVariables environment variables that hold node credentials: those referenced
+   *     as {@code ${VAR}} where a password goes, and {@code REDLOCK_NODES} when it holds a password
+   *     itself; exec removes them from the command's environment
    */
   record Selection(
       List<String> uris,
       String source,
       boolean zeroSetup,
       Duration nodeTimeout,
-      Double driftFactor) {}
+      Double driftFactor,
+      Set<String> credentialVariables) {
+    Selection(
+        List<String> uris,
+        String source,
+        boolean zeroSetup,
+        Duration nodeTimeout,
+        Double driftFactor) {
+      this(uris, source, zeroSetup, nodeTimeout, driftFactor, Set.of());
+    }
+  }
+
+  /** A reference to an environment variable inside a node URI: {@code ${NAME}}. */
+  private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
 
   /**
-   * Resolves the nodes; with none configured, prepares the zero-setup quorum and says so on {@code
-   * err}.
+   * Resolves the nodes; with none configured, prepares the zero-setup quorum and, the first time,
+   * says so on {@code err}. {@code ${VAR}} references in the URIs are expanded from {@code env}.
    */
   Selection select(Map<String, String> env, PrintStream err) {
+    Selection raw = selectRaw(env, err);
+    if (raw.zeroSetup()) {
+      return raw;
+    }
+    Set<String> credentials = new TreeSet<>();
+    List<String> expanded = new ArrayList<>();
+    for (String template : raw.uris()) {
+      checkPorts(template, raw);
+      String redactedTemplate = NodeUri.redact(template);
+      Matcher m = VARIABLE.matcher(template);
+      StringBuilder sb = new StringBuilder();
+      while (m.find()) {
+        String name = m.group(1);
+        String value = env.get(name);
+        if (value == null) {
+          throw new CliException(
+              ExitCodes.USAGE,
+              withSource(
+                  "node URI '"
+                      + redactedTemplate
+                      + "' refers to ${"
+                      + name
+                      + "}, but the environment variable "
+                      + name
+                      + " is not set",
+                  raw));
+        }
+        if (!redactedTemplate.contains(m.group())) {
+          credentials.add(name); // where a password goes: redaction hid the reference
+        }
+        m.appendReplacement(sb, Matcher.quoteReplacement(value));
+      }
+      m.appendTail(sb);
+      expanded.add(sb.toString());
+    }
+    String fromEnv = env.get(ConfiguredNodes.NODES_ENV);
+    if (fromEnv != null && holdsPassword(fromEnv)) {
+      credentials.add(ConfiguredNodes.NODES_ENV);
+    }
+    return new Selection(
+        List.copyOf(expanded),
+        raw.source(),
+        false,
+        raw.nodeTimeout(),
+        raw.driftFactor(),
+        Set.copyOf(credentials));
+  }
+
+  private Selection selectRaw(Map<String, String> env, PrintStream err) {
     if (nodes != null && !nodes.isEmpty()) {
       List<String> uris = new ArrayList<>();
       for (String list : nodes) {
-        uris.addAll(LockNodes.splitList(list));
+        uris.addAll(ConfiguredNodes.split(list));
       }
       if (uris.isEmpty()) {
         throw new CliException(ExitCodes.USAGE, "--nodes was given but names no node URI");
       }
+      if (uris.stream().anyMatch(NodeOptions::holdsPassword)) {
+        err.println(
+            "redlock: warning: a password written in --nodes shows in ps and in the shell's"
+                + " history; put it in a config file only you can read (--config FILE or"
+                + " REDLOCK_CONFIG, nodes=...), or refer to an environment variable:"
+                + " --nodes 'redis://:${REDIS_PASSWORD}@host:6379'");
+      }
       return new Selection(uris, "--nodes", false, null, null);
     }
     if (config != null) {
-      return fromConfigFile(config, "--config");
+      return fromConfigFile(config, "--config", err);
     }
-    String nodesEnv = env.get(LockNodes.NODES_ENV);
-    if (nodesEnv != null && !nodesEnv.isBlank()) {
+    String nodesEnv = env.get(ConfiguredNodes.NODES_ENV);
+    if (nodesEnv != null) {
+      if (nodesEnv.isBlank()) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "the environment variable "
+                + ConfiguredNodes.NODES_ENV
+                + " is set but empty; name the nodes in it (e.g."
+                + " REDLOCK_NODES=redis://a:6379,redis://b:6379,redis://c:6379), or unset it for"
+                + " the zero-setup quorum of SQLite files on this machine");
+      }
+      List<String> uris = ConfiguredNodes.split(nodesEnv);
+      if (uris.isEmpty()) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "the environment variable " + ConfiguredNodes.NODES_ENV + " names no node URI");
+      }
       return new Selection(
-          LockNodes.splitList(nodesEnv),
-          "environment variable " + LockNodes.NODES_ENV,
-          false,
-          null,
-          null);
+          uris, "environment variable " + ConfiguredNodes.NODES_ENV, false, null, null);
     }
-    String configEnv = env.get(LockNodes.CONFIG_ENV);
-    if (configEnv != null && !configEnv.isBlank()) {
-      return fromConfigFile(Path.of(configEnv), "environment variable " + LockNodes.CONFIG_ENV);
+    String configEnv = env.get(ConfiguredNodes.CONFIG_ENV);
+    if (configEnv != null) {
+      if (configEnv.isBlank()) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "the environment variable "
+                + ConfiguredNodes.CONFIG_ENV
+                + " is set but empty; point it at a properties file with nodes=..., or unset it");
+      }
+      return fromConfigFile(
+          Path.of(configEnv), "environment variable " + ConfiguredNodes.CONFIG_ENV, err);
     }
     return zeroSetup(env, err);
   }
 
-  private static Selection fromConfigFile(Path file, String namedBy) {
-    Properties p = LockNodes.readProperties(file, namedBy);
+  /**
+   * Whether {@code text} holds a password or other secret written out, rather than a {@code ${VAR}}
+   * reference to one: what redaction would hide, once the references count as hidden already.
+   */
+  static boolean holdsPassword(String text) {
+    String references = VARIABLE.matcher(text).replaceAll("***");
+    return !NodeUri.redact(references).equals(references);
+  }
+
+  /**
+   * A URI's port must be a number from 1 to 65535: {@code redis://127.0.0.1:notaport} is refused
+   * here, naming the port, since a backend's URI parser would only see "no host" in it.
+   */
+  static void checkPorts(String uri, Selection selection) {
+    int scheme = uri.indexOf("://");
+    if (scheme < 0) {
+      return;
+    }
+    String rest = uri.substring(scheme + 3);
+    int query = indexOfAny(rest, "?#");
+    int at = rest.lastIndexOf('@', query);
+    String hosts = rest.substring(at + 1);
+    hosts = hosts.substring(0, indexOfAny(hosts, "/?#"));
+    for (String host : hosts.split(",")) {
+      String port;
+      if (host.startsWith("[")) {
+        int close = host.indexOf("]:");
+        port = close < 0 ? "" : host.substring(close + 2);
+      } else {
+        int colon = host.lastIndexOf(':');
+        port = colon < 0 ? "" : host.substring(colon + 1);
+      }
+      if (port.isEmpty()) {
+        continue;
+      }
+      String why = null;
+      if (!port.matches("\\d{1,9}")) {
+        why = "'" + port + "' is not a port number";
+      } else if (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65_535) {
+        why = "port " + port + " is out of range";
+      }
+      if (why != null) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            withSource(
+                "node URI '"
+                    + NodeUri.redact(uri)
+                    + "' has a bad port: "
+                    + why
+                    + "; a port is a number from 1 to 65535, e.g. redis://127.0.0.1:6379",
+                selection == null ? new Selection(List.of(), "?", false, null, null) : selection));
+      }
+    }
+  }
+
+  private static int indexOfAny(String s, String chars) {
+    for (int i = 0; i < s.length(); i++) {
+      if (chars.indexOf(s.charAt(i)) >= 0) {
+        return i;
+      }
+    }
+    return s.length();
+  }
+
+  private static Selection fromConfigFile(Path file, String namedBy, PrintStream err) {
+    Properties p = ConfiguredNodes.readProperties(file, namedBy);
     Set<String> unknown = new TreeSet<>(p.stringPropertyNames());
     unknown.removeAll(CONFIG_KEYS);
     if (!unknown.isEmpty()) {
@@ -154,7 +361,11 @@ final class NodeOptions {
               + "; known keys: "
               + new TreeSet<>(CONFIG_KEYS));
     }
-    LockNodes.Configured c = LockNodes.fromFile(file, namedBy);
+    String nodesValue = p.getProperty("nodes");
+    if (nodesValue != null && holdsPassword(nodesValue)) {
+      warnIfReadableByOthers(file, err);
+    }
+    ConfiguredNodes c = ConfiguredNodes.fromFile(file, namedBy);
     Duration timeout = null;
     if (p.getProperty("node-timeout") != null) {
       try {
@@ -180,6 +391,23 @@ final class NodeOptions {
       }
     }
     return new Selection(c.uris(), c.source(), false, timeout, drift);
+  }
+
+  /** A config file that holds a password should be readable by its owner only, as ssh wants. */
+  private static void warnIfReadableByOthers(Path file, PrintStream err) {
+    try {
+      Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
+      if (perms.contains(PosixFilePermission.GROUP_READ)
+          || perms.contains(PosixFilePermission.OTHERS_READ)) {
+        err.println(
+            "redlock: warning: the config file "
+                + file
+                + " holds a password and others can read it; chmod 600 "
+                + file);
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // not a POSIX file system: nothing to check
+    }
   }
 
   /**
@@ -228,13 +456,32 @@ final class NodeOptions {
               + "); set XDG_DATA_HOME to a writable directory or configure nodes with --nodes",
           e);
     }
-    err.println(
-        "redlock: no nodes configured (--nodes, --config or REDLOCK_NODES): using the zero-setup"
-            + " quorum of "
-            + ZERO_SETUP_NODES
-            + " SQLite files in "
-            + dir
-            + " (locks exclude processes on this machine only)");
+    // Said once per data directory, not on every run: the README left beside the files marks it.
+    Path marker = dir.resolve(ZERO_SETUP_MARKER);
+    if (!Files.exists(marker) || verbose()) {
+      err.println(
+          "redlock: no nodes configured (--nodes, --config or REDLOCK_NODES): using the zero-setup"
+              + " quorum of "
+              + ZERO_SETUP_NODES
+              + " SQLite files in "
+              + dir
+              + " (locks exclude processes on this machine only; said once, see "
+              + marker
+              + ")");
+      try {
+        Files.writeString(
+            marker,
+            "These files are the zero-setup quorum of the redlock tool: "
+                + ZERO_SETUP_NODES
+                + " SQLite files that\n"
+                + "it uses when no nodes are configured (--nodes, --config, REDLOCK_NODES or\n"
+                + "REDLOCK_CONFIG). Locks taken on them exclude processes on this machine only.\n"
+                + "While this file exists, redlock does not print that note again (-v does).\n"
+                + "Deleting the .db files while no lock is held is safe.\n");
+      } catch (IOException e) {
+        // read-only directory: the note is simply printed again next time
+      }
+    }
     return new Selection(zeroSetupUris(dir), "zero-setup default in " + dir, true, null, null);
   }
 
@@ -304,17 +551,19 @@ final class NodeOptions {
    * schemes become usage errors (64); nodes that cannot even be opened become 69.
    */
   Redlock build(Selection selection, UnaryOperator<RedlockBuilder> customize) {
-    return build(selection, customize, List.of());
+    return build(selection, customize, List.of(), WARM_UP_TIMEOUT);
   }
 
   /**
    * Like {@link #build(Selection, UnaryOperator)}, and first checks that every node declares what
-   * the {@code requirements} need (a usage error, 64, naming the nodes that do not).
+   * the {@code requirements} need (a usage error, 64, naming the nodes that do not); the warm-up
+   * waits at most {@code warmUp}.
    */
   Redlock build(
       Selection selection,
       UnaryOperator<RedlockBuilder> customize,
-      List<Requirement> requirements) {
+      List<Requirement> requirements,
+      Duration warmUp) {
     RedlockBuilder builder = Redlock.builder();
     List<LockNode> nodes;
     try {
@@ -336,10 +585,17 @@ final class NodeOptions {
       for (Requirement requirement : requirements) {
         requirement.check(nodes, selection);
       }
-      warmUp(nodes, requirements.contains(Requirement.STATUS));
-      return customize.apply(builder.nodes(nodes)).build();
+      warmUp(nodes, requirements.contains(Requirement.STATUS), warmUp);
+      Redlock redlock = customize.apply(builder.nodes(nodes)).build();
+      opened = nodes;
+      return redlock;
     } catch (RuntimeException e) {
       LockNodes.closeQuietly(nodes, e);
+      if (e instanceof NodesMisconfiguredException m) {
+        throw new CliException(
+            ExitCodes.CONFIG, withSource(RedlockCommand.misconfigured(m), selection), e);
+      }
+      // e.g. the same server listed twice (a quorum the engine refuses): the node list is wrong
       if (e instanceof IllegalArgumentException || e instanceof RedlockNonTransientException) {
         throw new CliException(ExitCodes.USAGE, withSource(e.getMessage(), selection), e);
       }
@@ -354,9 +610,10 @@ final class NodeOptions {
    * starts cold (connections, lazy table creation, a JVM that has not compiled anything yet), and a
    * first attempt slower than the per-node timeout would otherwise fail for no reason, which
    * matters with {@code --no-wait}. Failures are ignored here: a node that is down is counted as
-   * such by the lock attempt itself.
+   * such by the lock attempt itself. Waits at most {@code budget}, so that a node that is down
+   * (whose connection attempts run into their own timeouts) does not hold the tool up.
    */
-  static void warmUp(List<LockNode> nodes, boolean status) {
+  static void warmUp(List<LockNode> nodes, boolean status, Duration budget) {
     String key = "redlock-warmup:" + UUID.randomUUID();
     String token = UUID.randomUUID().toString();
     List<Reply<?>> replies = new ArrayList<>();
@@ -370,7 +627,7 @@ final class NodeOptions {
         // reported by the lock attempt, with the engine's wording
       }
     }
-    long deadline = System.nanoTime() + WARM_UP_TIMEOUT.toNanos();
+    long deadline = System.nanoTime() + budget.toNanos();
     for (Reply<?> reply : replies) {
       try {
         reply.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));

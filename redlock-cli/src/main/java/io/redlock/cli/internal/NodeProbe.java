@@ -141,6 +141,22 @@ final class NodeProbe {
 
   static NodeReport probe(
       String name, LockNode node, Double openMs, Duration ttl, int probes, Duration timeout) {
+    return probe(name, node, openMs, ttl, probes, timeout, System.nanoTime() + Long.MAX_VALUE / 2);
+  }
+
+  /**
+   * Probes the node; every call waits at most {@code timeout}, and none past {@code deadline}
+   * (System.nanoTime): what is not done by then fails with a message saying so.
+   */
+  static NodeReport probe(
+      String name,
+      LockNode node,
+      Double openMs,
+      Duration ttl,
+      int probes,
+      Duration probeTimeout,
+      long deadline) {
+    Supplier<Duration> timeout = () -> within(probeTimeout, deadline);
     String backend = node.getClass().getSimpleName();
     NodeCapabilities caps = node.capabilities();
     List<String> anomalies = new ArrayList<>();
@@ -260,6 +276,10 @@ final class NodeProbe {
    * during a read cannot distort it.
    */
   static ClockOffset clockOffset(LockNode node, int reads, Duration timeout) {
+    return clockOffset(node, reads, () -> timeout);
+  }
+
+  private static ClockOffset clockOffset(LockNode node, int reads, Supplier<Duration> timeout) {
     long bestRtt = Long.MAX_VALUE;
     Duration bestOffset = null;
     for (int i = 0; i < reads; i++) {
@@ -300,6 +320,26 @@ final class NodeProbe {
       }
     }
     return null;
+  }
+
+  /** The probe timeout, or what is left until the doctor's deadline if that is less. */
+  private static Duration within(Duration probeTimeout, long deadline) {
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw new BudgetSpent();
+    }
+    return left < probeTimeout.toNanos() ? Duration.ofNanos(left) : probeTimeout;
+  }
+
+  /** The doctor's time budget ran out before this call. */
+  static final class BudgetSpent extends RuntimeException {
+    BudgetSpent() {
+      super("doctor's time budget (--budget) ran out before this call", null, false, false);
+    }
+  }
+
+  private static <T> T call(Supplier<Reply<T>> start, Supplier<Duration> timeout) {
+    return call(start, timeout.get());
   }
 
   /**

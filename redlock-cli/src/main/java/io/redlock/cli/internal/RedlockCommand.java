@@ -1,5 +1,7 @@
 package io.redlock.cli.internal;
 
+import io.redlock.NodeFailure;
+import io.redlock.NodesMisconfiguredException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.NodeUri;
@@ -14,15 +16,26 @@ import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.UsageMessageSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /** The {@code redlock} command: parses the arguments and maps every failure to an exit code. */
 @Command(
     name = "redlock",
     mixinStandardHelpOptions = true,
     versionProvider = RedlockCommand.Version.class,
-    subcommands = {ExecCommand.class, DoctorCommand.class, BenchCommand.class, HelpCommand.class},
+    subcommands = {
+      ExecCommand.class,
+      LeaseCommands.Extend.class,
+      LeaseCommands.Release.class,
+      InspectCommands.Status.class,
+      InspectCommands.Unlock.class,
+      DoctorCommand.class,
+      BenchCommand.class,
+      HelpCommand.class
+    },
     description = {
       "Redlock distributed locks over any mix of Redis, JDBC and MongoDB nodes.",
       "With no nodes configured, a quorum of 3 SQLite files in ~/.local/share/redlock is used:"
@@ -35,16 +48,34 @@ import picocli.CommandLine.Spec;
       "  redlock exec nightly-report -- ./make-report.sh",
       "  export REDLOCK_NODES=redis://a:6379,redis://b:6379,jdbc:postgresql://c/locks",
       "  redlock exec --ttl 1m job -- make",
+      "  redlock extend job --token \"$REDLOCK_TOKEN\" --ttl 5m   # from inside the command",
+      "  redlock status job                                # who holds it, and for how long",
       "  redlock doctor --json",
       "  redlock bench --ops 2000 --threads 4"
     })
 public final class RedlockCommand implements Runnable {
   @Spec CommandSpec spec;
 
+  @Option(
+      names = {"-v", "--verbose"},
+      description = "Say more on stderr (also accepted after the subcommand).")
+  void verbose(boolean on) {
+    NodeOptions.verboseBeforeSubcommand = on;
+    if (on) {
+      NodeOptions.verboseLogs();
+    }
+  }
+
   @Override
   public void run() {
     throw new ParameterException(
-        spec.commandLine(), "missing subcommand: exec, doctor or bench (see redlock --help)");
+        spec.commandLine(),
+        "missing command; commands: " + commands(spec.commandLine()) + " (see redlock --help)");
+  }
+
+  /** The subcommands' names, in the order --help lists them. */
+  static String commands(CommandLine top) {
+    return String.join(", ", top.getSubcommands().keySet());
   }
 
   /**
@@ -69,12 +100,10 @@ public final class RedlockCommand implements Runnable {
     CommandLine cmd = new CommandLine(new RedlockCommand());
     cmd.getSubcommands().get("exec").setStopAtPositional(true);
     Map<String, String> codes = table(ExitCodes.HELP);
-    for (CommandLine c :
-        List.of(
-            cmd,
-            cmd.getSubcommands().get("exec"),
-            cmd.getSubcommands().get("doctor"),
-            cmd.getSubcommands().get("bench"))) {
+    List<CommandLine> commands = new ArrayList<>();
+    commands.add(cmd);
+    cmd.getSubcommands().forEach((name, c) -> commands.add(c));
+    for (CommandLine c : commands) {
       c.getCommandSpec().usageMessage().exitCodeListHeading("%nExit codes:%n").exitCodeList(codes);
       boolean exec = c == cmd.getSubcommands().get("exec");
       addEnvironmentSection(c, exec || c == cmd);
@@ -88,7 +117,8 @@ public final class RedlockCommand implements Runnable {
   /** The variables exec sets for the command, shown by {@code --help}. */
   static final String[] COMMAND_ENVIRONMENT = {
     "REDLOCK_LOCK_NAME:the lock's name (LOCKNAME)",
-    "REDLOCK_TOKEN:the lease's random token (at least 128 bits, URL-safe)",
+    "REDLOCK_TOKEN:the lease's random token (at least 128 bits, URL-safe); 'redlock extend' and"
+        + " 'redlock release' use it",
     "REDLOCK_TTL_MS:the lock's TTL in milliseconds",
     "REDLOCK_FENCING_TOKEN:with --fencing only: the lease's fencing token, a positive integer"
         + " greater than that of every earlier holder of the lock; send it with every write and"
@@ -97,8 +127,14 @@ public final class RedlockCommand implements Runnable {
 
   /** The variables the tool reads, shown by {@code --help}. */
   static final String[] TOOL_ENVIRONMENT = {
-    "REDLOCK_NODES:node URIs, comma or space separated (when --nodes and --config are not given)",
-    "REDLOCK_CONFIG:a properties file with nodes= (and node-timeout=, drift-factor=)",
+    "REDLOCK_NODES:node URIs, comma or space separated (when --nodes and --config are not given);"
+        + " set but empty is an error (unset it for the zero-setup default). In any node URI,"
+        + " ${VAR} is replaced by the environment variable VAR, e.g."
+        + " redis://:${REDIS_PASSWORD}@a:6379: a password kept out of ps, and out of the"
+        + " environment of the command run by exec",
+    "REDLOCK_CONFIG:a properties file with nodes= (and node-timeout=, drift-factor=); with"
+        + " passwords in it, make it readable by you only (chmod 600)",
+    "REDLOCK_TOKEN:extend, release: the token, when --token is not given",
     "XDG_DATA_HOME:where the zero-setup SQLite files go: $XDG_DATA_HOME/redlock"
         + " (default ~/.local/share/redlock)",
     Plugins.ENV
@@ -144,7 +180,14 @@ public final class RedlockCommand implements Runnable {
   private static int usageError(ParameterException e, String[] args) {
     CommandLine cmd = e.getCommandLine();
     PrintWriter err = cmd.getErr();
-    err.println("redlock: " + NodeUri.redact(e.getMessage()));
+    String message = e.getMessage();
+    if (e instanceof UnmatchedArgumentException u
+        && cmd.getParent() == null
+        && !u.getUnmatched().isEmpty()
+        && !u.getUnmatched().get(0).startsWith("-")) {
+      message = "unknown command '" + u.getUnmatched().get(0) + "'; commands: " + commands(cmd);
+    }
+    err.println("redlock: " + Durations.humanize(NodeUri.redact(message)));
     err.println("Run '" + cmd.getCommandSpec().qualifiedName() + " --help' for usage.");
     err.flush();
     return ExitCodes.USAGE;
@@ -157,6 +200,9 @@ public final class RedlockCommand implements Runnable {
     if (e instanceof CliException cli) {
       code = cli.exitCode();
       message = cli.getMessage();
+    } else if (e instanceof NodesMisconfiguredException m) {
+      code = ExitCodes.CONFIG;
+      message = misconfigured(m);
     } else if (e instanceof IllegalArgumentException || e instanceof RedlockNonTransientException) {
       code = ExitCodes.USAGE;
       message = e.getMessage();
@@ -168,9 +214,26 @@ public final class RedlockCommand implements Runnable {
       message = "internal error (please report it): " + e;
       e.printStackTrace(err);
     }
-    err.println("redlock: " + NodeUri.redact(message));
+    err.println("redlock: " + Durations.humanize(NodeUri.redact(message)));
     err.flush();
     return code;
+  }
+
+  /**
+   * A {@link NodesMisconfiguredException} in lines: what it stopped, then one line per node with
+   * its cause, for exit code 78.
+   */
+  static String misconfigured(NodesMisconfiguredException m) {
+    String message = String.valueOf(m.getMessage());
+    int detail =
+        m.failures().isEmpty() ? -1 : message.indexOf(": " + m.failures().get(0).toString());
+    StringBuilder sb =
+        new StringBuilder("nodes misconfigured: ")
+            .append(detail > 0 ? message.substring(0, detail) : message);
+    for (NodeFailure f : m.failures()) {
+      sb.append(System.lineSeparator()).append("redlock:   ").append(f);
+    }
+    return sb.toString();
   }
 
   /** The version from the jar's manifest. */

@@ -30,6 +30,8 @@ final class Verdict {
     FENCING,
     /** A store's clock is far from this machine's, or unknown. */
     CLOCK,
+    /** Two or more nodes report the same incarnation: one server listed more than once. */
+    SAME_SERVER,
     SETUP
   }
 
@@ -374,9 +376,10 @@ final class Verdict {
   }
 
   /**
-   * Durability and restarts (seed 002, "Performance, crash recovery and fsync"): a node that
-   * restarts without durable lock state forgets the locks it granted and could help a second client
-   * to a majority, unless it stays out for the maximum TTL, which is what restart quarantine does.
+   * Durability and restarts (the Redis distributed-lock page, "Performance, crash recovery and
+   * fsync"): a node that restarts without durable lock state forgets the locks it granted and could
+   * help a second client to a majority, unless it stays out for the maximum TTL, which is what
+   * restart quarantine does.
    */
   private static void durability(
       List<Finding> out, List<NodeFacts> nodes, Duration ttl, int quorum, Quarantine quarantine) {
@@ -551,11 +554,11 @@ final class Verdict {
   static final Duration CLOCK_OFFSET_LIMIT = Duration.ofSeconds(1);
 
   /**
-   * Clock offsets (seeds 001/002): Redlock times every lock on each store's own clock from a
-   * relative TTL, so clocks only need to advance at the same rate. But a store whose clock is far
-   * from this machine's is not kept in step with it, and the correction that comes later (an NTP
-   * daemon or an admin <em>stepping</em> the clock) moves every expiry on that store at once: a
-   * forward step shortens every lock it holds.
+   * Clock offsets: Redlock times every lock on each store's own clock from a relative TTL, so
+   * clocks only need to advance at the same rate. But a store whose clock is far from this
+   * machine's is not kept in step with it, and the correction that comes later (an NTP daemon or an
+   * admin <em>stepping</em> the clock) moves every expiry on that store at once: a forward step
+   * shortens every lock it holds.
    */
   private static void clock(List<Finding> out, List<NodeFacts> nodes) {
     List<String> off = new ArrayList<>();
@@ -626,6 +629,47 @@ final class Verdict {
               "clock offset unknown (the backend does not read the store's clock): "
                   + String.join(", ", blind)));
     }
+  }
+
+  /**
+   * Nodes that report the same incarnation (Redis run_id, PostgreSQL's start time and system
+   * identifier...) are one server, listed twice: as 127.0.0.1 and localhost, or as databases /0 and
+   * /1 of one Redis. Their votes fail together, so the quorum tolerates fewer failures than its
+   * node count says.
+   *
+   * @param incarnations each reachable node's incarnation, by node name, in node order
+   */
+  static java.util.Optional<Finding> sameServer(java.util.Map<String, String> incarnations) {
+    java.util.Map<String, List<String>> byIncarnation = new java.util.LinkedHashMap<>();
+    incarnations.forEach(
+        (node, incarnation) ->
+            byIncarnation.computeIfAbsent(incarnation, k -> new ArrayList<>()).add(node));
+    List<String> groups = new ArrayList<>();
+    int servers = 0;
+    for (List<String> nodes : byIncarnation.values()) {
+      servers++;
+      if (nodes.size() > 1) {
+        groups.add(String.join(" and ", nodes));
+      }
+    }
+    if (groups.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    int n = incarnations.size();
+    return java.util.Optional.of(
+        new Finding(
+            Level.WARN,
+            Topic.SAME_SERVER,
+            "the same server is listed more than once (the nodes report the same incarnation): "
+                + String.join("; ", groups)
+                + ". Their votes fail together, so these "
+                + n
+                + " nodes are only "
+                + servers
+                + " independent server"
+                + (servers == 1 ? "" : "s")
+                + "; list each server once (a different host, port or database on the same"
+                + " server is the same server), and use 3 or 5 independent ones"));
   }
 
   /** E.g. "store 30.02 s ahead ± 212 µs", "store 1.5 ms behind ± 40 µs". */

@@ -175,7 +175,7 @@ class ExecCommandTest {
     assertThatThrownBy(() -> ExecCommand.checkQuarantine(Duration.ofSeconds(9), TTL))
         .isInstanceOfSatisfying(
             CliException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCodes.USAGE))
-        .hasMessageStartingWith("--ttl (10.00 s) is longer than --quarantine (9.00 s)");
+        .hasMessageStartingWith("--ttl (10s) is longer than --quarantine (9s)");
     assertThatThrownBy(() -> ExecCommand.checkQuarantine(Duration.ZERO, TTL))
         .hasMessageContaining("--quarantine must be positive");
   }

@@ -93,4 +93,100 @@ class NodeOptionsTest {
     assertThat(NodeOptions.dataDir(Map.of("XDG_DATA_HOME", "relative/dir")))
         .isEqualTo(Path.of(System.getProperty("user.home"), ".local", "share", "redlock"));
   }
+
+  @Test
+  @DisplayName("REDLOCK_NODES set but empty is an error, not the zero-setup default")
+  void emptyNodesVariable(@TempDir Path dir) {
+    assertThatThrownBy(
+            () ->
+                new NodeOptions()
+                    .select(Map.of("REDLOCK_NODES", " ", "XDG_DATA_HOME", dir.toString()), err))
+        .isInstanceOfSatisfying(
+            CliException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCodes.USAGE))
+        .hasMessageContaining("REDLOCK_NODES is set but empty");
+    assertThat(dir.resolve("redlock")).doesNotExist();
+  }
+
+  @Test
+  @DisplayName(
+      "${VAR} in a URI is read from the environment; a variable where a password goes counts as a"
+          + " credential, as does a REDLOCK_NODES that holds a password")
+  void variables() {
+    NodeOptions o = new NodeOptions();
+    o.nodes = List.of("redis://:${PW}@${HOST}:6379,redis://b:1?password=${PW2}");
+
+    NodeOptions.Selection s =
+        o.select(Map.of("PW", "s3cret", "HOST", "a", "PW2", "x y", "OTHER", "1"), err);
+
+    assertThat(s.uris()).containsExactly("redis://:s3cret@a:6379", "redis://b:1?password=x y");
+    assertThat(s.credentialVariables()).containsExactlyInAnyOrder("PW", "PW2");
+    assertThatThrownBy(() -> o.select(Map.of("HOST", "a"), err))
+        .hasMessageContaining("refers to ${PW}, but the environment variable PW is not set")
+        .hasMessageNotContaining("s3cret");
+
+    NodeOptions.Selection env =
+        new NodeOptions().select(Map.of("REDLOCK_NODES", "redis://:pw@a:1 redis://b:2"), err);
+    assertThat(env.credentialVariables()).containsExactly("REDLOCK_NODES");
+    NodeOptions.Selection plain =
+        new NodeOptions().select(Map.of("REDLOCK_NODES", "redis://a:1 redis://b:2"), err);
+    assertThat(plain.credentialVariables()).isEmpty();
+  }
+
+  @Test
+  @DisplayName("a password written in --nodes gets a warning: it shows in ps")
+  void passwordOnCommandLine() {
+    NodeOptions o = new NodeOptions();
+    o.nodes = List.of("redis://:s3cret@a:6379");
+
+    o.select(Map.of(), err);
+
+    assertThat(errBytes.toString(StandardCharsets.UTF_8))
+        .contains("warning: a password written in --nodes shows in ps")
+        .doesNotContain("s3cret");
+  }
+
+  @Test
+  @DisplayName("a port that is not a number from 1 to 65535 is named as the problem")
+  void badPorts() {
+    for (String uri :
+        List.of(
+            "redis://127.0.0.1:notaport",
+            "redis://:p@ss@h:6x79/0",
+            "mongodb://a:27017,b:nope/db",
+            "jdbc:postgresql://h:70000/db",
+            "redis://[::1]:x")) {
+      NodeOptions o = new NodeOptions();
+      o.nodes = List.of(uri);
+      assertThatThrownBy(() -> o.select(Map.of(), err))
+          .as(uri)
+          .isInstanceOf(CliException.class)
+          .hasMessageContaining("has a bad port");
+    }
+    for (String uri :
+        List.of(
+            "redis://127.0.0.1:6379/0",
+            "redis://:pa/ss@h:1",
+            "mongodb://a:27017,b:27018/db?x=1:2",
+            "jdbc:sqlite:/tmp/a.db?redlock.createTable=true",
+            "jdbc:h2:mem:x",
+            "redis://[::1]:6379",
+            "redis://host")) {
+      NodeOptions o = new NodeOptions();
+      o.nodes = List.of(uri);
+      assertThat(o.select(Map.of(), err).uris()).as(uri).hasSize(1);
+    }
+  }
+
+  @Test
+  @DisplayName("the zero-setup note is printed once per data directory, then a README marks it")
+  void zeroSetupNoteOnce(@TempDir Path dir) {
+    Map<String, String> env = Map.of("XDG_DATA_HOME", dir.toString());
+    new NodeOptions().select(env, err);
+    new NodeOptions().select(env, err);
+
+    assertThat(errBytes.toString(StandardCharsets.UTF_8)).containsOnlyOnce("no nodes configured");
+    assertThat(dir.resolve("redlock").resolve(NodeOptions.ZERO_SETUP_MARKER))
+        .content()
+        .contains("zero-setup quorum");
+  }
 }

@@ -375,4 +375,25 @@ class VerdictTest {
                       "clock offset unknown (the backend does not read the store's clock): x");
             });
   }
+
+  @Test
+  @DisplayName(
+      "warns when nodes report the same incarnation: one server listed twice, whose votes fail"
+          + " together")
+  void sameServer() {
+    java.util.Map<String, String> incarnations = new java.util.LinkedHashMap<>();
+    incarnations.put("redis://127.0.0.1:7000/0", "run-a");
+    incarnations.put("redis://localhost:7000/1", "run-a");
+    incarnations.put("redis://127.0.0.1:7001", "run-b");
+
+    Verdict.Finding f = Verdict.sameServer(incarnations).orElseThrow();
+
+    assertThat(f.level()).isEqualTo(Verdict.Level.WARN);
+    assertThat(f.topic()).isEqualTo(Verdict.Topic.SAME_SERVER);
+    assertThat(f.message())
+        .contains("redis://127.0.0.1:7000/0 and redis://localhost:7000/1")
+        .contains("these 3 nodes are only 2 independent servers");
+    incarnations.put("redis://localhost:7000/1", "run-c");
+    assertThat(Verdict.sameServer(incarnations)).isEmpty();
+  }
 }

@@ -1,0 +1,340 @@
+package io.redlock.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The edges of the tool that issue 17 found (its "Smaller" list, signals and the command's life)
+ * and issue 18's commands by token, run as processes on the zero-setup default (three SQLite files
+ * in a per-test XDG_DATA_HOME).
+ */
+@DisplayName("redlock's edges, as a process")
+class ExecEdgesIT {
+  private Path dir;
+  private Map<String, String> env;
+
+  @BeforeEach
+  void setUp(TestInfo info) throws IOException {
+    dir =
+        Files.createDirectories(
+            Path.of(
+                    "target",
+                    "it",
+                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
+                .toAbsolutePath());
+    env = Map.of("XDG_DATA_HOME", dir.resolve("xdg").toString());
+  }
+
+  private CliProcess redlock(String... args) {
+    return CliProcess.start(dir, env, args);
+  }
+
+  /** Waits (bounded) until the file exists; fails with the process's output otherwise. */
+  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!Files.exists(file)) {
+      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
+        throw new AssertionError("no " + file.getFileName() + " from " + p);
+      }
+      Thread.sleep(20);
+    }
+  }
+
+  /** A command that writes its pid and token to files, then waits until "release" appears. */
+  private static final String HOLD =
+      "echo $REDLOCK_TOKEN > token.tmp; mv token.tmp token; echo $$ > pid.tmp; mv pid.tmp pid;"
+          + " i=0; while [ ! -f release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
+
+  private static boolean alive(long pid) throws IOException {
+    Path stat = Path.of("/proc", Long.toString(pid), "stat");
+    if (!Files.exists(stat)) {
+      return false;
+    }
+    String s;
+    try {
+      s = Files.readString(stat);
+    } catch (IOException gone) {
+      return false;
+    }
+    // "pid (comm) S ...": a zombie (Z) has ended, its parent just did not reap it
+    String state = s.substring(s.lastIndexOf(')') + 2, s.lastIndexOf(')') + 3);
+    return !state.equals("Z") && !state.equals("X");
+  }
+
+  @Test
+  @DisplayName(
+      "durations: 1m30s is read, negative ones 'must be positive', --ttl 0s is about --ttl, and"
+          + " messages print 1ms, not PT0.001S")
+  void durations() {
+    try (CliProcess p =
+        redlock("exec", "--ttl", "1m30s", "d", "--", "sh", "-c", "echo $REDLOCK_TTL_MS")) {
+      assertThat(p.exitCode()).as(p.toString()).isZero();
+      assertThat(p.out().strip()).isEqualTo("90000");
+    }
+    record Case(List<String> args, String message, String not) {}
+    for (Case c :
+        List.of(
+            new Case(
+                List.of("exec", "--ttl", "-5s", "d", "--", "true"),
+                "--ttl must be positive, got -5s",
+                "is not a duration"),
+            new Case(
+                List.of("exec", "--wait", "-1s", "d", "--", "true"),
+                "--wait must be positive, got -1s",
+                "is not a duration"),
+            new Case(
+                List.of("exec", "--ttl", "0s", "d", "--", "true"),
+                "--ttl must be positive, got 0s",
+                "--extend-every"),
+            new Case(List.of("exec", "--ttl", "1ms", "d", "--", "true"), "ttl 1ms leaves", "PT0"),
+            new Case(
+                List.of("doctor", "--ttl", "-1m30s"),
+                "--ttl must be positive, got -1m30s",
+                "PT"))) {
+      try (CliProcess p = redlock(c.args().toArray(String[]::new))) {
+        assertThat(p.exitCode()).as(c.args() + "\n" + p).isEqualTo(64);
+        assertThat(p.err()).as(c.args().toString()).contains(c.message()).doesNotContain(c.not());
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("a blank lock name is refused")
+  void blankLockName() {
+    for (String command : List.of("exec", "status", "extend")) {
+      List<String> args =
+          command.equals("exec")
+              ? List.of("exec", "  ", "--", "true")
+              : command.equals("extend")
+                  ? List.of("extend", " ", "--token", "t", "--ttl", "1s")
+                  : List.of(command, "  ");
+      try (CliProcess p = redlock(args.toArray(String[]::new))) {
+        assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+        assertThat(p.err()).contains("LOCKNAME must not be blank");
+      }
+    }
+  }
+
+  @Test
+  @DisplayName("redis://127.0.0.1:notaport says that the port is bad, not that there is no host")
+  void badPort() {
+    try (CliProcess p =
+        redlock("exec", "--nodes", "redis://127.0.0.1:notaport", "x", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+      assertThat(p.err())
+          .contains("has a bad port: 'notaport' is not a port number")
+          .doesNotContain("has no host");
+    }
+  }
+
+  @Test
+  @DisplayName("an unknown command lists the commands; -v is accepted before the command")
+  void commandLine() {
+    try (CliProcess p = redlock("lock", "x")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+      assertThat(p.err())
+          .contains(
+              "unknown command 'lock'; commands: exec, extend, release, status, unlock, doctor,"
+                  + " bench, help");
+    }
+    try (CliProcess p = redlock("-v", "exec", "x", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isZero();
+      assertThat(p.err()).contains("acquired 'x' on 3 of 3 nodes");
+    }
+  }
+
+  @Test
+  @DisplayName("the zero-setup note is printed on the first run only; a README marks it")
+  void zeroSetupNoteOnce() {
+    for (int i = 0; i < 2; i++) {
+      try (CliProcess p = redlock("exec", "z", "--", "true")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        if (i == 0) {
+          assertThat(p.err()).containsOnlyOnce("no nodes configured");
+        } else {
+          assertThat(p.err()).as("the second run").doesNotContain("no nodes configured");
+        }
+      }
+    }
+    assertThat(dir.resolve("xdg/redlock/README")).isRegularFile();
+  }
+
+  @Test
+  @DisplayName("REDLOCK_NODES set but empty exits 64; only an unset variable means zero-setup")
+  void emptyNodesVariable() {
+    Map<String, String> empty = new HashMap<>(env);
+    empty.put("REDLOCK_NODES", "");
+    try (CliProcess p = CliProcess.start(dir, empty, "exec", "e", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+      assertThat(p.err())
+          .contains("REDLOCK_NODES is set but empty")
+          .doesNotContain("zero-setup quorum of 3");
+    }
+    assertThat(dir.resolve("xdg/redlock")).doesNotExist();
+  }
+
+  @Test
+  @DisplayName("SIGHUP stops the command and releases the lock; exit 129, as the table says")
+  void sighup() throws Exception {
+    try (CliProcess a = redlock("exec", "--ttl", "60s", "hup", "--", "sh", "-c", HOLD)) {
+      awaitFile(dir.resolve("pid"), a);
+      long child = Long.parseLong(Files.readString(dir.resolve("pid")).strip());
+
+      a.signal("HUP");
+
+      assertThat(a.exitCode(Duration.ofSeconds(30))).as(a.toString()).isEqualTo(129);
+      assertThat(a.err()).contains("interrupted: stopping the command and releasing 'hup'");
+      assertThat(alive(child)).as("the command was stopped").isFalse();
+    }
+    try (CliProcess b = redlock("exec", "--no-wait", "hup", "--", "true")) {
+      assertThat(b.exitCode()).as("released, though its TTL is 60 s: " + b).isZero();
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "SIGQUIT to the tool (Ctrl-\\ in a terminal) puts no thread dump into the standard output it"
+          + " shares with the command")
+  void sigquit() throws Exception {
+    try (CliProcess a =
+        CliProcess.startLauncher(
+            dir,
+            env,
+            "exec",
+            "quit",
+            "--",
+            "sh",
+            "-c",
+            "trap '' QUIT; echo started; touch started; i=0;"
+                + " while [ ! -f release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done;"
+                + " echo done")) {
+      awaitFile(dir.resolve("started"), a);
+      Thread.sleep(300); // the JVM's signal handlers are in place well before the command starts
+      a.signal("QUIT");
+      Thread.sleep(500);
+      Files.createFile(dir.resolve("release"));
+      assertThat(a.exitCode()).as(a.toString()).isZero();
+      assertThat(a.out().lines().toList())
+          .as("only the command's own output")
+          .containsExactly("started", "done");
+      assertThat(a.err()).as("the dump went to stderr").contains("Full thread dump");
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "kill -9 of redlock takes the command with it: it stops at once instead of running on"
+          + " without the lock")
+  void commandDiesWithRedlock() throws Exception {
+    Path ticks = dir.resolve("ticks");
+    try (CliProcess a =
+        redlock(
+            "exec",
+            "--ttl",
+            "60s",
+            "orphan",
+            "--",
+            "sh",
+            "-c",
+            "echo $$ > pid.tmp; mv pid.tmp pid; i=0;"
+                + " while [ $i -lt 600 ]; do echo tick >> ticks; sleep 0.1; i=$((i+1)); done")) {
+      awaitFile(dir.resolve("pid"), a);
+      long child = Long.parseLong(Files.readString(dir.resolve("pid")).strip());
+      awaitFile(ticks, a); // written with >>: may be empty for a moment, but it exists
+
+      a.signal("KILL");
+      a.exitCode(Duration.ofSeconds(10));
+
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (alive(child) && System.nanoTime() - deadline < 0) {
+        Thread.sleep(20);
+      }
+      assertThat(alive(child)).as("the command died with redlock").isFalse();
+      long before = Files.size(ticks);
+      Thread.sleep(500);
+      assertThat(Files.size(ticks)).as("and prints no more").isEqualTo(before);
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "extend and release by token act on another process's lease; a wrong token exits 79; the"
+          + " holder then learns its token is gone and says so")
+  void extendAndReleaseByToken() throws Exception {
+    try (CliProcess a = redlock("exec", "--ttl", "3s", "tok", "--", "sh", "-c", HOLD)) {
+      awaitFile(dir.resolve("token"), a);
+      String token = Files.readString(dir.resolve("token")).strip();
+
+      try (CliProcess p = redlock("extend", "tok", "--token", token, "--ttl", "1m")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        assertThat(p.err()).contains("extended 'tok' to 1m on 3 of 3 nodes");
+      }
+      try (CliProcess p = redlock("extend", "tok", "--token", "not-the-token", "--ttl", "1m")) {
+        assertThat(p.exitCode()).as(p.toString()).isEqualTo(79);
+        assertThat(p.err()).contains("not held: 'tok' is not held with this token");
+      }
+      Map<String, String> inside = new HashMap<>(env);
+      inside.put("REDLOCK_TOKEN", token); // as the command itself would call it
+      try (CliProcess p = CliProcess.start(dir, inside, "release", "tok")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        assertThat(p.err()).contains("released 'tok': deleted on 3 of 3 nodes");
+      }
+      try (CliProcess p = redlock("exec", "--no-wait", "tok", "--", "true")) {
+        assertThat(p.exitCode()).as("free after the release: " + p).isZero();
+      }
+      assertThat(a.exitCode(Duration.ofSeconds(30))).as(a.toString()).isEqualTo(79);
+      assertThat(a.err())
+          .contains("LOCK LOST: 'tok': the nodes no longer hold its token")
+          .doesNotContain("paused");
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "status shows each node's holder (token prefix only) and time left; unlock needs --force and"
+          + " says what it deleted")
+  void statusAndUnlock() throws Exception {
+    try (CliProcess a = redlock("exec", "--ttl", "5s", "st", "--", "sh", "-c", HOLD)) {
+      awaitFile(dir.resolve("token"), a);
+      String token = Files.readString(dir.resolve("token")).strip();
+
+      try (CliProcess p = redlock("status", "st")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        assertThat(p.out())
+            .contains("NODE", "HOLDER", "EXPIRES IN", token.substring(0, 8) + "…")
+            .contains("'st' is HELD by " + token.substring(0, 8) + "… on 3 of 3 nodes")
+            .doesNotContain(token);
+        assertThat(p.out().lines().filter(l -> l.contains("node-") && l.contains(" s"))).hasSize(3);
+      }
+      try (CliProcess p = redlock("unlock", "st")) {
+        assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
+        assertThat(p.err()).contains("add --force");
+      }
+      try (CliProcess p = redlock("unlock", "--force", "st")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        assertThat(p.out().lines().filter(l -> l.startsWith("deleted 'st' on jdbc:sqlite:")))
+            .hasSize(3)
+            .allMatch(l -> l.contains("(token " + token.substring(0, 8) + "…"));
+        assertThat(p.out()).contains("deleted 'st' on 3 of 3 nodes").doesNotContain(token);
+      }
+      try (CliProcess p = redlock("status", "st")) {
+        assertThat(p.exitCode()).as(p.toString()).isZero();
+        assertThat(p.out()).contains("'st' is FREE");
+      }
+      assertThat(a.exitCode(Duration.ofSeconds(30))).as(a.toString()).isEqualTo(79);
+      assertThat(a.err()).contains("someone deleted it (e.g. redlock unlock --force)");
+    }
+  }
+}
