@@ -14,7 +14,7 @@ final class Budget {
   static final long CLIENT_EXIT = 20_000;
 
   /**
-   * Per-node timeout: generous for a busy 2-core machine (the default, TTL/200, is for networks).
+   * Per-node timeout: generous for a busy 2-core machine (the default, TTL/50, is for networks).
    */
   static final long NODE_TIMEOUT = 250;
 

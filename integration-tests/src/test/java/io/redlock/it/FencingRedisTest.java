@@ -41,14 +41,14 @@ class FencingRedisTest {
 
   /** Nodes as objects, so that a test can read a node's fence key. */
   private static List<RedisLockNode> nodes(RedisServers servers) {
-    return servers.list().stream().map(s -> RedisLockNode.create(s.uri())).toList();
+    return servers.list().stream().map(s -> RedisLockNode.fromUri(s.uri())).toList();
   }
 
   private static Redlock fencedRedlock(List<? extends LockNode> nodes) {
     return Redlock.builder()
         .nodes(nodes)
         .fencing(true)
-        // generous for a busy 2-core machine; the default (TTL/200) is for production networks
+        // generous for a busy 2-core machine; the default (TTL/50) is for production networks
         .nodeTimeout(Duration.ofMillis(300))
         .retry(3, Duration.ofMillis(5), Duration.ofMillis(30))
         .build();

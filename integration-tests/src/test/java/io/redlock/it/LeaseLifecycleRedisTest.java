@@ -215,7 +215,9 @@ class LeaseLifecycleRedisTest {
       System.out.printf(
           "1,000 async acquisitions waiting on real Redis: threads %d before, %d during%n",
           threadsBefore, threadsDuring);
-      assertThat(threadsDuring - threadsBefore).isLessThan(20);
+      // a thread per waiter would be 1,000; the library's own threads (a reader per busy
+      // connection when a loaded machine makes calls time out) stay within a small bound
+      assertThat(threadsDuring - threadsBefore).isLessThan(100);
       held.release();
       AtomicInteger granted = new AtomicInteger();
       for (CompletableFuture<Lease> f : waiting) {

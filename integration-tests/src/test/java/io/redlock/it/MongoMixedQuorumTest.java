@@ -69,7 +69,7 @@ class MongoMixedQuorumTest {
       try (Redlock redlock =
           Redlock.builder()
               .nodeUris(uris)
-              // generous for a busy 2-core machine; the default (TTL/200) suits real networks
+              // generous for a busy 2-core machine; the default (TTL/50) suits real networks
               .nodeTimeout(Duration.ofMillis(500))
               .retry(3, Duration.ofMillis(5), Duration.ofMillis(30))
               .build()) {

@@ -35,7 +35,7 @@ class RedisQuorumTest {
   private static Redlock redlock(RedisServers servers) {
     return Redlock.builder()
         .nodeUris(servers.uris())
-        // generous for a busy 2-core machine; the default (TTL/200) is for production networks
+        // generous for a busy 2-core machine; the default (TTL/50) is for production networks
         .nodeTimeout(Duration.ofMillis(500))
         .retry(3, Duration.ofMillis(5), Duration.ofMillis(30))
         .build();

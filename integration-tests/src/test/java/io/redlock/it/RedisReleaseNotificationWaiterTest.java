@@ -53,7 +53,7 @@ class RedisReleaseNotificationWaiterTest {
   }
 
   private RedisLockNode node(int server) {
-    return RedisLockNode.create(servers.get(server).uri() + "?keyPrefix=notify-test:");
+    return RedisLockNode.fromUri(servers.get(server).uri() + "?keyPrefix=notify-test:");
   }
 
   private static String key() {
