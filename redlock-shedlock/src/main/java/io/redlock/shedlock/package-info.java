@@ -1,0 +1,2 @@
+/** ShedLock on a Redlock quorum: {@link io.redlock.shedlock.RedlockLockProvider}. */
+package io.redlock.shedlock;

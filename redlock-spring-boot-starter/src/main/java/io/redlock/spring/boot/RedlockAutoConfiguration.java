@@ -1,0 +1,122 @@
+package io.redlock.spring.boot;
+
+import io.redlock.Redlock;
+import io.redlock.RedlockBuilder;
+import io.redlock.RedlockListener;
+import io.redlock.spi.LockNode;
+import io.redlock.spi.LockNodes;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+
+/**
+ * A {@link Redlock} bean from the {@code redlock.*} properties ({@link RedlockProperties}), when
+ * {@code redlock.nodes} names at least one node and the application has no Redlock of its own.
+ * Every {@link RedlockListener} bean hears it (the Micrometer metrics among them), and every {@link
+ * RedlockBuilderCustomizer} bean may adjust the builder last. The Redlock is closed when the
+ * context is, and closes its nodes.
+ */
+@AutoConfiguration
+@ConditionalOnClass(Redlock.class)
+@ConditionalOnProperty(prefix = "redlock", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RedlockProperties.class)
+public class RedlockAutoConfiguration {
+
+  /**
+   * Where the auto-configuration keeps the nodes it opens from {@code redlock.nodes}, for the
+   * health indicator's status and clock reads. It owns nothing: the Redlock closes the nodes.
+   */
+  @Bean
+  @Conditional(OnNodesConfigured.class)
+  RedlockNodeHandles redlockNodeHandles() {
+    return new RedlockNodeHandles();
+  }
+
+  /**
+   * The Redlock over {@code redlock.nodes}. The nodes are opened here (with {@link
+   * LockNodes#openAll}) and handed to the builder as objects, so that the starter keeps a handle on
+   * each for the health check; the Redlock owns them from then on and closes them, once, when it is
+   * closed. If a customizer or the build fails, the nodes opened here are closed again.
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @Conditional(OnNodesConfigured.class)
+  public Redlock redlock(
+      RedlockProperties properties,
+      ObjectProvider<RedlockListener> listeners,
+      ObjectProvider<RedlockBuilderCustomizer> customizers,
+      ObjectProvider<RedlockNodeHandles> handles) {
+    // Settings first: a bad one fails here, before any connection is opened.
+    RedlockBuilder builder =
+        Redlock.builder()
+            .driftFactor(properties.getDriftFactor())
+            .driftBuffer(properties.getDriftBuffer())
+            .retry(
+                properties.getRetry().getAttempts(),
+                properties.getRetry().getDelayMin(),
+                properties.getRetry().getDelayMax())
+            .minValidity(properties.getMinValidity())
+            .maxExtensions(properties.getMaxExtensions())
+            .fencing(properties.isFencing())
+            .strictNodes(properties.isStrictNodes());
+    if (properties.isAllowSharedServers()) {
+      builder.allowSharedServers();
+    }
+    if (properties.getNodeTimeout() != null) {
+      builder.nodeTimeout(properties.getNodeTimeout());
+    }
+    if (properties.getRestartQuarantine() != null) {
+      builder.restartQuarantine(properties.getRestartQuarantine());
+    }
+    List<RedlockListener> all = listeners.orderedStream().toList();
+    if (all.size() == 1) {
+      builder.listener(all.get(0));
+    } else if (all.size() > 1) {
+      builder.listener(new CompositeRedlockListener(all));
+    }
+    // Opens every node, or none: openAll closes those it opened if a later one fails.
+    List<LockNode> opened = LockNodes.discover().openAll(properties.getNodes());
+    Redlock redlock;
+    try {
+      builder.nodes(opened);
+      customizers.orderedStream().forEach(c -> c.customize(builder));
+      redlock = builder.build();
+    } catch (RuntimeException | Error e) {
+      // Nodes given as objects stay the caller's when the build fails: give them back.
+      LockNodes.closeQuietly(opened, e);
+      throw e;
+    }
+    RedlockNodeHandles kept = handles.getIfAvailable();
+    if (kept != null) {
+      kept.adopt(opened);
+    }
+    return redlock;
+  }
+
+  /** Matches when {@code redlock.nodes} binds to a non-empty list (comma-separated or indexed). */
+  static final class OnNodesConfigured extends SpringBootCondition {
+    @Override
+    public ConditionOutcome getMatchOutcome(
+        ConditionContext context, AnnotatedTypeMetadata metadata) {
+      List<String> nodes =
+          Binder.get(context.getEnvironment())
+              .bind("redlock.nodes", Bindable.listOf(String.class))
+              .orElse(List.of());
+      return nodes.isEmpty()
+          ? ConditionOutcome.noMatch("redlock.nodes is not set")
+          : ConditionOutcome.match("redlock.nodes names " + nodes.size() + " node(s)");
+    }
+  }
+}

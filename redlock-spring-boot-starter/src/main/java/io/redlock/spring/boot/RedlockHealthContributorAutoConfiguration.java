@@ -1,0 +1,45 @@
+package io.redlock.spring.boot;
+
+import io.redlock.Redlock;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code redlock} health indicator ({@link RedlockHealthIndicator}), when Spring Boot Actuator
+ * is on the class path; off with {@code management.health.redlock.enabled=false}.
+ */
+@AutoConfiguration(
+    after = RedlockAutoConfiguration.class,
+    beforeName =
+        "org.springframework.boot.actuate.autoconfigure.health.HealthContributorAutoConfiguration")
+@ConditionalOnClass({HealthIndicator.class, ConditionalOnEnabledHealthIndicator.class})
+@ConditionalOnBean(Redlock.class)
+@ConditionalOnEnabledHealthIndicator("redlock")
+public class RedlockHealthContributorAutoConfiguration {
+
+  /**
+   * Named {@code redlockHealthIndicator}: it shows as {@code redlock} under /actuator/health. It
+   * reads the status and clock of the nodes the starter opened from {@code redlock.nodes} (none
+   * when the application brought its own Redlock).
+   */
+  @Bean
+  @ConditionalOnMissingBean(name = "redlockHealthIndicator")
+  public RedlockHealthIndicator redlockHealthIndicator(
+      Redlock redlock, RedlockProperties properties, ObjectProvider<RedlockNodeHandles> handles) {
+    RedlockProperties.Health health = properties.getHealth();
+    RedlockNodeHandles kept = handles.getIfAvailable();
+    return new RedlockHealthIndicator(
+        redlock,
+        health.isProbe() ? health.getProbeResource() : null,
+        health.getProbeAfter(),
+        kept == null || !health.isNodeChecks() ? List.of() : kept.nodes(),
+        health.getNodeCheckTimeout());
+  }
+}

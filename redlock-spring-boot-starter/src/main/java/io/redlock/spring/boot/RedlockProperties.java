@@ -1,0 +1,364 @@
+package io.redlock.spring.boot;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code redlock.*} properties. Only {@code redlock.nodes} is required; every other setting
+ * defaults to the library's own default ({@code io.redlock.RedlockSettings#defaults()}).
+ *
+ * <pre>
+ * redlock.nodes=redis://a:6379,redis://b:6379,redis://c:6379
+ * redlock.fencing=true
+ * </pre>
+ */
+@ConfigurationProperties(prefix = "redlock")
+public class RedlockProperties {
+  /** Whether to create a Redlock from these properties. */
+  private boolean enabled = true;
+
+  /**
+   * The quorum's node URIs, any mix of backends: redis://, rediss://, jdbc:postgresql://,
+   * jdbc:mariadb://, mongodb://, ... (each backend's module must be on the class path). Use 3 or 5.
+   */
+  private List<String> nodes = new ArrayList<>();
+
+  /** TTL of the leases of the auto-configured Spring Integration LockRegistry. */
+  private Duration ttl = Duration.ofSeconds(30);
+
+  /** Whether every lease carries a fencing token (one more round trip per acquisition). */
+  private boolean fencing = false;
+
+  /** Fraction of the TTL subtracted from every validity for clock drift. */
+  private double driftFactor = 0.01;
+
+  /** Constant subtracted from every validity for drift and scheduling. */
+  private Duration driftBuffer = Duration.ofMillis(2);
+
+  /** How long one node may take to answer one call; unset for TTL/50 within [20 ms, 1 s]. */
+  private Duration nodeTimeout;
+
+  /** A fresh lease with less validity than this is given up at once. */
+  private Duration minValidity = Duration.ofMillis(1);
+
+  /** How many times one lease may be extended. */
+  private int maxExtensions = 10_000;
+
+  /**
+   * The longest TTL the application uses, which switches restart quarantine on: a node that
+   * restarted without durable lock state votes again only after this long. Unset for off.
+   */
+  private Duration restartQuarantine;
+
+  /** Whether a node failing in a way no retry fixes fails acquisitions even with a majority. */
+  private boolean strictNodes = false;
+
+  /**
+   * Whether nodes may be one server under several names or databases (tests and demos only); by
+   * default the Redlock refuses them when it is built.
+   */
+  private boolean allowSharedServers = false;
+
+  private final Retry retry = new Retry();
+  private final Metrics metrics = new Metrics();
+  private final Health health = new Health();
+  private final Shedlock shedlock = new Shedlock();
+  private final Integration integration = new Integration();
+
+  /** Retries of an acquisition. */
+  public static class Retry {
+    /** Attempts of tryAcquire, the first included. */
+    private int attempts = 3;
+
+    /** Shortest random pause between attempts. */
+    private Duration delayMin = Duration.ofMillis(50);
+
+    /** Longest random pause between attempts. */
+    private Duration delayMax = Duration.ofMillis(250);
+
+    public int getAttempts() {
+      return attempts;
+    }
+
+    public void setAttempts(int attempts) {
+      this.attempts = attempts;
+    }
+
+    public Duration getDelayMin() {
+      return delayMin;
+    }
+
+    public void setDelayMin(Duration delayMin) {
+      this.delayMin = delayMin;
+    }
+
+    public Duration getDelayMax() {
+      return delayMax;
+    }
+
+    public void setDelayMax(Duration delayMax) {
+      this.delayMax = delayMax;
+    }
+  }
+
+  /** Micrometer metrics, when Micrometer and redlock-micrometer are on the class path. */
+  public static class Metrics {
+    /** Whether to record Redlock metrics into the application's MeterRegistry. */
+    private boolean enabled = true;
+
+    /**
+     * Whether meters carry the locked resource as a tag. Only for a small, known set of resources:
+     * every distinct resource makes its own time series.
+     */
+    private boolean resourceTags = false;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public boolean isResourceTags() {
+      return resourceTags;
+    }
+
+    public void setResourceTags(boolean resourceTags) {
+      this.resourceTags = resourceTags;
+    }
+  }
+
+  /** The Actuator health indicator (switched off by management.health.redlock.enabled=false). */
+  public static class Health {
+    /**
+     * Whether the health check, when the nodes' last known states are not fresh (a node not up, or
+     * silent for probe-after), first makes one lock attempt on a probe resource to refresh them.
+     */
+    private boolean probe = true;
+
+    /** How long since a node's last answer before the health check probes. */
+    private Duration probeAfter = Duration.ofSeconds(10);
+
+    /** The resource the probe locks for an instant. */
+    private String probeResource = "redlock:health-probe";
+
+    /**
+     * Whether the health check also asks every node opened from redlock.nodes for its status and
+     * clock (durability, incarnation, uptime, clock offset, restart-quarantine state), as redlock
+     * doctor does; at most once per probe-after, all nodes at once.
+     */
+    private boolean nodeChecks = true;
+
+    /** How long the health check waits for the nodes' status and clock reads, all nodes at once. */
+    private Duration nodeCheckTimeout = Duration.ofSeconds(1);
+
+    public boolean isProbe() {
+      return probe;
+    }
+
+    public void setProbe(boolean probe) {
+      this.probe = probe;
+    }
+
+    public Duration getProbeAfter() {
+      return probeAfter;
+    }
+
+    public void setProbeAfter(Duration probeAfter) {
+      this.probeAfter = probeAfter;
+    }
+
+    public String getProbeResource() {
+      return probeResource;
+    }
+
+    public void setProbeResource(String probeResource) {
+      this.probeResource = probeResource;
+    }
+
+    public boolean isNodeChecks() {
+      return nodeChecks;
+    }
+
+    public void setNodeChecks(boolean nodeChecks) {
+      this.nodeChecks = nodeChecks;
+    }
+
+    public Duration getNodeCheckTimeout() {
+      return nodeCheckTimeout;
+    }
+
+    public void setNodeCheckTimeout(Duration nodeCheckTimeout) {
+      this.nodeCheckTimeout = nodeCheckTimeout;
+    }
+  }
+
+  /** The ShedLock LockProvider, when ShedLock and redlock-shedlock are on the class path. */
+  public static class Shedlock {
+    /** Whether to provide a RedlockLockProvider bean (unless the application has a provider). */
+    private boolean enabled = true;
+
+    /** Put before every ShedLock lock name to make the Redlock resource. */
+    private String keyPrefix = "shedlock:";
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+      return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+    }
+  }
+
+  /** The Spring Integration LockRegistry, when Spring Integration is on the class path. */
+  public static class Integration {
+    /** Whether to provide a RedlockLockRegistry bean (unless the application has a registry). */
+    private boolean enabled = true;
+
+    /** Put before every lock key to make the Redlock resource. */
+    private String keyPrefix = "";
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    public String getKeyPrefix() {
+      return keyPrefix;
+    }
+
+    public void setKeyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+    }
+  }
+
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  public List<String> getNodes() {
+    return nodes;
+  }
+
+  public void setNodes(List<String> nodes) {
+    this.nodes = nodes;
+  }
+
+  public Duration getTtl() {
+    return ttl;
+  }
+
+  public void setTtl(Duration ttl) {
+    this.ttl = ttl;
+  }
+
+  public boolean isFencing() {
+    return fencing;
+  }
+
+  public void setFencing(boolean fencing) {
+    this.fencing = fencing;
+  }
+
+  public double getDriftFactor() {
+    return driftFactor;
+  }
+
+  public void setDriftFactor(double driftFactor) {
+    this.driftFactor = driftFactor;
+  }
+
+  public Duration getDriftBuffer() {
+    return driftBuffer;
+  }
+
+  public void setDriftBuffer(Duration driftBuffer) {
+    this.driftBuffer = driftBuffer;
+  }
+
+  public Duration getNodeTimeout() {
+    return nodeTimeout;
+  }
+
+  public void setNodeTimeout(Duration nodeTimeout) {
+    this.nodeTimeout = nodeTimeout;
+  }
+
+  public Duration getMinValidity() {
+    return minValidity;
+  }
+
+  public void setMinValidity(Duration minValidity) {
+    this.minValidity = minValidity;
+  }
+
+  public int getMaxExtensions() {
+    return maxExtensions;
+  }
+
+  public void setMaxExtensions(int maxExtensions) {
+    this.maxExtensions = maxExtensions;
+  }
+
+  public Duration getRestartQuarantine() {
+    return restartQuarantine;
+  }
+
+  public void setRestartQuarantine(Duration restartQuarantine) {
+    this.restartQuarantine = restartQuarantine;
+  }
+
+  public boolean isAllowSharedServers() {
+    return allowSharedServers;
+  }
+
+  public void setAllowSharedServers(boolean allowSharedServers) {
+    this.allowSharedServers = allowSharedServers;
+  }
+
+  public boolean isStrictNodes() {
+    return strictNodes;
+  }
+
+  public void setStrictNodes(boolean strictNodes) {
+    this.strictNodes = strictNodes;
+  }
+
+  public Retry getRetry() {
+    return retry;
+  }
+
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  public Health getHealth() {
+    return health;
+  }
+
+  public Shedlock getShedlock() {
+    return shedlock;
+  }
+
+  public Integration getIntegration() {
+    return integration;
+  }
+}
