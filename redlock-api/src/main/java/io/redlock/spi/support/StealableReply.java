@@ -1,5 +1,6 @@
 package io.redlock.spi.support;
 
+import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.Reply;
 import java.lang.invoke.MethodHandles;
@@ -134,6 +135,9 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     try {
       value = operation.run(timeout);
     } catch (Throwable t) {
+      if (t instanceof NodeTimeoutException && !dropIfAbandoned && runAgainOnWorker()) {
+        throw (NodeTimeoutException) t; // the answer, if any, comes to abandon's ended
+      }
       future.completeExceptionally(t);
       if (t instanceof Error error) {
         throw error;
@@ -142,6 +146,27 @@ final class StealableReply<T> implements Reply<T>, Runnable {
     }
     future.complete(value);
     return value;
+  }
+
+  /**
+   * A call that must not be lost (a release) that ran out of the awaiting thread's budget may not
+   * have reached the store: it runs again, on a worker, within the backend's own timeouts. Running
+   * a compare-and-delete twice is harmless. False if the executor refuses it.
+   */
+  private boolean runAgainOnWorker() {
+    try {
+      executor.execute(
+          () -> {
+            try {
+              future.complete(operation.run(null));
+            } catch (Throwable t) {
+              future.completeExceptionally(t);
+            }
+          });
+      return true;
+    } catch (RejectedExecutionException e) {
+      return false;
+    }
   }
 
   /**

@@ -350,6 +350,54 @@ class StealableReplyTest {
     }
 
     @Test
+    @DisplayName("a release cut short on the awaiting thread runs again on a worker")
+    void releaseCutShortInlineRunsAgain() {
+      ManualExecutor executor = new ManualExecutor();
+      List<Duration> budgets = new ArrayList<>();
+      Reply<String> reply =
+          Replies.supplyAsyncOrInline(
+              budget -> {
+                budgets.add(budget);
+                if (budget != null) {
+                  throw new NodeTimeoutException("node-a", budget); // the statement was cut
+                }
+                return "deleted";
+              },
+              () -> true,
+              executor,
+              "node-a",
+              false);
+      assertThatThrownBy(() -> reply.await(Duration.ofMillis(50)))
+          .isInstanceOf(NodeTimeoutException.class);
+      List<String> late = new ArrayList<>();
+      reply.abandon(late::add);
+      assertThat(late).isEmpty();
+      executor.runAll();
+      assertThat(budgets).containsExactly(Duration.ofMillis(50), null);
+      assertThat(late).containsExactly("deleted");
+    }
+
+    @Test
+    @DisplayName("an acquire cut short on the awaiting thread is not run again")
+    void acquireCutShortInlineEnds() {
+      ManualExecutor executor = new ManualExecutor();
+      Reply<String> reply =
+          Replies.supplyAsyncOrInline(
+              budget -> {
+                throw new NodeTimeoutException("node-a", budget);
+              },
+              () -> true,
+              executor,
+              "node-a");
+      assertThatThrownBy(() -> reply.await(Duration.ofMillis(50)))
+          .isInstanceOf(NodeTimeoutException.class);
+      List<String> late = new ArrayList<>();
+      reply.abandon(late::add);
+      assertThat(executor.queued).isEmpty();
+      assertThat(late).containsExactly((String) null);
+    }
+
+    @Test
     @DisplayName("an abandoned call that is running reports its late answer when it ends")
     void abandonedRunningReportsLate() throws Exception {
       java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
