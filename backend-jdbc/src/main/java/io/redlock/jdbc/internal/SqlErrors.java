@@ -161,21 +161,52 @@ public final class SqlErrors {
    */
   public static RedlockException translate(
       String node, String operation, Throwable error, TableName table, String ddl) {
-    String detail = detail(error);
-    return switch (classify(error)) {
+    return forKind(
+        classify(error),
+        node,
+        operation,
+        detail(error),
+        error,
+        table,
+        ddl,
+        "the JDBC URL or DataSource");
+  }
+
+  /**
+   * The exception for a failure of {@code kind}, shared by both PostgreSQL backends so that a
+   * SQLState means the same thing on either.
+   *
+   * @param detail the server's message and SQLState, secrets removed
+   * @param ddl the statements that create the table, printed when it is missing or wrong
+   * @param configuredIn where the user, password and database are configured, for messages
+   */
+  public static RedlockException forKind(
+      Kind kind,
+      String node,
+      String operation,
+      String detail,
+      Throwable error,
+      TableName table,
+      String ddl,
+      String configuredIn) {
+    return switch (kind) {
       case AUTHENTICATION ->
           new RedlockNonTransientException(
               node,
               "authentication failed ("
                   + detail
-                  + "): check the user and password in the JDBC URL or DataSource",
+                  + "): check the user and password in "
+                  + configuredIn
+                  + ", and the server's access rules (pg_hba.conf, GRANTs)",
               error);
       case UNKNOWN_DATABASE ->
           new RedlockNonTransientException(
               node,
               "the database or schema does not exist ("
                   + detail
-                  + "): create it, or fix the name in the JDBC URL or table name",
+                  + "): create it, or fix the name in "
+                  + configuredIn
+                  + " or the table name",
               error);
       case MISSING_TABLE ->
           new RedlockNonTransientException(
@@ -227,7 +258,8 @@ public final class SqlErrors {
               node,
               "cannot connect or lost the connection ("
                   + detail
-                  + "): check that the server is up and reachable at the URL's host and port",
+                  + "): check that the server is up and reachable at its host and port; it may"
+                  + " be starting, shutting down or out of connections",
               error);
       case SQL_ERROR, UNIQUE_VIOLATION ->
           new RedlockNonTransientException(
@@ -253,8 +285,8 @@ public final class SqlErrors {
         + table
         + " does not exist; create it with:\n"
         + ddl
-        + "\nor let the node create it (URL option redlock.createTable=true, or"
-        + " JdbcLockNode.Builder.createTable(true))";
+        + "\nor let the node create it (URI option redlock.createTable=true, or createTable(true)"
+        + " on the node's builder)";
   }
 
   /** The message for a fencing call on a table without the counter column. */

@@ -58,89 +58,15 @@ final class PgErrors {
     if (pg == null || pg.getSqlState() == null) {
       return clientSide(operation, error, detail);
     }
-    return switch (classify(error)) {
-      case AUTHENTICATION ->
-          new RedlockNonTransientException(
-              node,
-              "authentication failed ("
-                  + detail
-                  + "): check the user and password in the postgresql:// URI (or the builder's"
-                  + " connect options), and the server's pg_hba.conf",
-              error);
-      case UNKNOWN_DATABASE ->
-          new RedlockNonTransientException(
-              node,
-              "the database or schema does not exist ("
-                  + detail
-                  + "): create it, or fix the database in the URI or the table name",
-              error);
-      case MISSING_TABLE ->
-          new RedlockNonTransientException(node, missingTable() + " (" + detail + ")", error);
-      case MISSING_COLUMN ->
-          new RedlockNonTransientException(
-              node,
-              "table "
-                  + table
-                  + " exists but does not have the expected columns ("
-                  + detail
-                  + "); it must look like this:\n"
-                  + dialect.ddlText(table)
-                  + "\nuse another table name (redlock.table=...) or drop and recreate it",
-              error);
-      case READ_ONLY ->
-          new RedlockNonTransientException(
-              node,
-              "the database is read-only ("
-                  + detail
-                  + "): this looks like a replica or a read-only mode; point the node at the"
-                  + " primary (writable) server",
-              error);
-      case PRIVILEGE ->
-          new RedlockNonTransientException(
-              node,
-              "permission denied ("
-                  + detail
-                  + "): grant the user SELECT, INSERT, UPDATE and DELETE on table "
-                  + table
-                  + " (and CREATE and ALTER if the node is to create it or add its fence column)",
-              error);
-      case TIMEOUT ->
-          new RedlockTransientException(
-              node,
-              operation
-                  + " timed out on the server ("
-                  + detail
-                  + "): the server is slow or the row is locked; check the server's load, or"
-                  + " raise redlock.queryTimeout",
-              error);
-      case CONTENTION ->
-          new RedlockTransientException(
-              node,
-              operation + " met a lock conflict (" + detail + "); a retry may succeed",
-              error);
-      case CONNECTION ->
-          new RedlockTransientException(
-              node,
-              "the server refused or dropped the connection ("
-                  + detail
-                  + "): it may be starting, shutting down or out of connections; a retry may"
-                  + " succeed",
-              error);
-      case SQL_ERROR, UNIQUE_VIOLATION ->
-          new RedlockNonTransientException(
-              node,
-              operation
-                  + " was rejected by the database ("
-                  + detail
-                  + "); check that table "
-                  + table
-                  + " has the documented columns:\n"
-                  + dialect.ddlText(table),
-              error);
-      default ->
-          new RedlockTransientException(
-              node, operation + " failed (" + detail + "); a retry may help", error);
-    };
+    return SqlErrors.forKind(
+        classify(error),
+        node,
+        operation,
+        detail,
+        error,
+        table,
+        dialect.ddlText(table),
+        "the postgresql:// URI (or the builder's connect options)");
   }
 
   private RedlockException clientSide(String operation, Throwable error, String detail) {
@@ -193,12 +119,7 @@ final class PgErrors {
 
   /** The message for a missing table the node may not create, with the DDL to run. */
   String missingTable() {
-    return "table "
-        + table
-        + " does not exist; create it with:\n"
-        + dialect.ddlText(table)
-        + "\nor let the node create it (URI option redlock.createTable=true, or"
-        + " PostgresLockNode.Builder.createTable(true))";
+    return SqlErrors.missingTableMessage(table, dialect.ddlText(table));
   }
 
   /** The message for a fencing call on a table without the counter column. */
