@@ -163,13 +163,19 @@ class RedisReleaseNotificationsTest {
       Thread.sleep(60);
     }
     long quietBefore = publishes(server);
+    long began = System.nanoTime();
     for (int i = 0; i < 20; i++) {
       String k = key();
       String t = UUID.randomUUID().toString();
       releasing.tryAcquire(k, t, TTL).await(Duration.ofSeconds(5));
       assertThat(releasing.release(k, t).await(Duration.ofSeconds(5))).isTrue();
     }
-    assertThat(publishes(server) - quietBefore).as("publishes with nobody listening").isZero();
+    // a release made without an answer from the last 100 ms publishes (somebody may listen by
+    // now) while the node asks again: a few per 100 ms of the loop, however slow the machine
+    long windows = 1 + (System.nanoTime() - began) / 100_000_000L;
+    assertThat(publishes(server) - quietBefore)
+        .as("publishes with nobody listening, in %d windows of 100 ms", windows)
+        .isLessThanOrEqualTo(Math.min(3 * windows, 15));
 
     RedisLockNode listening =
         closeLater(RedisLockNode.fromUri(server.uri() + "?keyPrefix=quiet-test:"));

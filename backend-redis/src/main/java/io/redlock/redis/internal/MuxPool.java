@@ -231,18 +231,22 @@ final class MuxPool {
 
   /**
    * Hands a lent connection to the first waiting call that still wants one; with none, it goes idle
-   * (then a waiter that registered meanwhile is looked for again).
+   * (then a call queued meanwhile is served from the idle ones). A loop, not a recursion: while a
+   * call is between counting itself and queueing, the connection would otherwise go back and forth
+   * between the idle slots and this method until the stack ran out.
    */
   private void handOut(MuxConnection c) {
-    for (Waiter w; (w = waiting.poll()) != null; ) {
-      waitingCount.decrementAndGet();
-      if (w.serve(c)) {
-        return;
+    while (c != null) {
+      for (Waiter w; (w = waiting.poll()) != null; ) {
+        waitingCount.decrementAndGet();
+        if (w.serve(c)) {
+          return;
+        }
       }
+      lent.decrementAndGet();
+      keepIdle(c);
+      c = idleForLateWaiter();
     }
-    lent.decrementAndGet();
-    keepIdle(c);
-    serveLateWaiter();
   }
 
   /**
@@ -268,17 +272,29 @@ final class MuxPool {
   }
 
   /**
-   * After a connection went idle: if a call began waiting meanwhile (it registered after this
-   * connection was put in its slot, or looked for an idle one before), it takes an idle one.
+   * After a connection went idle: if a call is queued (it registered after this connection was put
+   * in its slot, or looked for an idle one before), it takes an idle one.
    */
   private void serveLateWaiter() {
-    if (waitingCount.get() > 0) {
-      MuxConnection again = takeIdle();
-      if (again != null) {
-        lent.incrementAndGet();
-        handOut(again);
-      }
+    MuxConnection c = idleForLateWaiter();
+    if (c != null) {
+      handOut(c);
     }
+  }
+
+  /**
+   * An idle connection, lent, for a call already in the queue; null if none is queued (a call still
+   * on its way into the queue looks for an idle connection itself once it is in) or none is idle.
+   */
+  private MuxConnection idleForLateWaiter() {
+    if (waiting.peek() == null) {
+      return null;
+    }
+    MuxConnection again = takeIdle();
+    if (again != null) {
+      lent.incrementAndGet();
+    }
+    return again;
   }
 
   /** Takes back a lent connection that is healthy: for the next waiting call, or idle. */

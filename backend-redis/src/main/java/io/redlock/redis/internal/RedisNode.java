@@ -115,6 +115,11 @@ public final class RedisNode implements AutoCloseable {
    */
   private volatile boolean subscribers = true;
 
+  /** When the question behind {@link #subscribers} was asked; written under the lock below. */
+  private volatile long subscribersAnsweredFor = System.nanoTime() - Long.MAX_VALUE / 2;
+
+  private final Object subscribersAnswerLock = new Object();
+
   /** When {@link #subscribers} was last asked for (System.nanoTime), or is being asked. */
   private final java.util.concurrent.atomic.AtomicLong subscribersAskedAt =
       new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - SUBSCRIBERS_FRESH_NANOS);
@@ -403,24 +408,32 @@ public final class RedisNode implements AutoCloseable {
   /**
    * Whether a release should publish: only when somebody subscribes to the release channel (a
    * waiter of any client, since every waiting node subscribes), as last asked; the asking is
-   * renewed in the background once the answer is older than {@link #SUBSCRIBERS_FRESH_NANOS}, so a
-   * waiter that just subscribed may miss a release or two and poll instead.
+   * renewed in the background once the question behind the answer is older than {@link
+   * #SUBSCRIBERS_FRESH_NANOS}, and a release made without a fresh answer publishes. A waiter that
+   * subscribed within that time after a "nobody" may still miss a release and poll instead.
    */
   private boolean publishReleases() {
-    long asked = subscribersAskedAt.get();
     long now = System.nanoTime();
+    if (now - subscribersAnsweredFor <= SUBSCRIBERS_FRESH_NANOS) {
+      return subscribers;
+    }
+    long asked = subscribersAskedAt.get();
     if (now - asked > SUBSCRIBERS_FRESH_NANOS && subscribersAskedAt.compareAndSet(asked, now)) {
       try {
-        background.execute(this::askSubscribers);
+        background.execute(() -> askSubscribers(now));
       } catch (RejectedExecutionException e) {
         // closing: keep the last answer
       }
     }
-    return subscribers;
+    return true; // the answer is stale: a waiter may have subscribed since, so publish
   }
 
-  /** Asks the server how many subscribe to the release channel, on an idle connection if any. */
-  private void askSubscribers() {
+  /**
+   * Asks the server how many subscribe to the release channel, on an idle connection if any. An
+   * answer to an older question than the last one applied is dropped: a slow answer must not undo a
+   * newer one.
+   */
+  private void askSubscribers(long askedAt) {
     MuxConnection connection = takeIdle();
     if (connection == null) {
       subscribersAskedAt.set(System.nanoTime() - SUBSCRIBERS_FRESH_NANOS); // again at next call
@@ -438,7 +451,12 @@ public final class RedisNode implements AutoCloseable {
       if (reply instanceof java.util.List<?> parts
           && parts.size() == 2
           && parts.get(1) instanceof Long count) {
-        subscribers = count > 0;
+        synchronized (subscribersAnswerLock) {
+          if (askedAt - subscribersAnsweredFor > 0) {
+            subscribersAnsweredFor = askedAt;
+            subscribers = count > 0;
+          }
+        }
       }
     } catch (RuntimeException e) {
       discard(connection); // e.g. NOPERM: keep publishing, as before the asking

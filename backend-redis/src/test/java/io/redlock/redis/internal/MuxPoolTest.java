@@ -351,4 +351,28 @@ class MuxPoolTest {
       pool.close();
     }
   }
+
+  @Test
+  @DisplayName(
+      "a connection given back while a call has counted itself but is not queued yet goes idle")
+  void callBetweenCountingAndQueueing() throws Exception {
+    MuxPool pool = new MuxPool(factory(), 1, Duration.ofMinutes(1), 16, ForkJoinPool.commonPool());
+    java.lang.reflect.Field field = MuxPool.class.getDeclaredField("waitingCount");
+    field.setAccessible(true);
+    java.util.concurrent.atomic.AtomicInteger waitingCount =
+        (java.util.concurrent.atomic.AtomicInteger) field.get(pool);
+    try {
+      MuxConnection only = pool.borrow(Duration.ofSeconds(5));
+      waitingCount.incrementAndGet(); // a call inside await(), between counting and queueing
+      pool.giveBack(only); // it once went back and forth until the stack overflowed
+      assertThat(pool.idle()).isEqualTo(1);
+      waitingCount.decrementAndGet();
+      Recording waiter = new Recording();
+      pool.await(waiter); // the call, once queued, finds it itself
+      assertThat(waiter.served.get(5, TimeUnit.SECONDS)).isSameAs(only);
+      pool.giveBack(only);
+    } finally {
+      pool.close();
+    }
+  }
 }
