@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 import com.zaxxer.hikari.pool.HikariPool;
+import com.zaxxer.hikari.util.DriverDataSource;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.jdbc.internal.Dialect;
 import io.redlock.jdbc.internal.EvictBrokenConnections;
@@ -12,6 +13,7 @@ import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.LifoExecutor;
 import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
+import io.redlock.jdbc.internal.PoolConnections;
 import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
@@ -85,14 +87,23 @@ import org.slf4j.LoggerFactory;
  * <p>Blocking JDBC calls are queued on a small per-node thread pool so that the engine can ask many
  * nodes at once. On PostgreSQL and MariaDB/MySQL with the built-in pool, the engine's own thread
  * takes over a queued call when it gets to it before a worker does (saving two thread hops), within
- * its remaining wait: the borrow from the pool waits at most that long, and the connection's
- * network timeout bounds every read. Two limits: a connection that sat idle for over 500 ms is
- * validated by HikariCP first, which can take up to the validation timeout (with pgjdbc at least 1
- * s, since it counts whole seconds) if the database has just stalled; and a node whose last call
- * failed runs on its workers only until a call succeeds again, so a stall holds up each thread that
- * is awaiting the node at that moment once, not call after call. A read timeout costs that
- * connection, which the pool replaces. The JDBC driver itself is not bundled: add the one for your
- * database. For PostgreSQL without a thread per call, see {@code redlock-backend-postgres}.
+ * its remaining wait: the borrow from the pool waits at most that long (the validation of a
+ * connection that sat idle for over 500 ms included: a ping under a network timeout of what is
+ * left, instead of HikariCP's, which takes whole seconds), and the connection's network timeout
+ * bounds every read. A node whose last call failed runs on its workers only until a call succeeds
+ * again, so a stall holds up each thread that is awaiting the node at that moment once, not call
+ * after call. A read timeout costs that connection, which the pool replaces. The JDBC driver itself
+ * is not bundled: add the one for your database. For PostgreSQL without a thread per call, see
+ * {@code redlock-backend-postgres}.
+ *
+ * <p><b>Failures to connect.</b> The built-in pool connects lazily, in the background, and retries.
+ * While it has no connection and its last attempt to open one failed for a reason that a retry does
+ * not cure (a wrong password, a database that does not exist), calls fail at once with that cause,
+ * as a {@link RedlockNonTransientException}, instead of waiting for the connection timeout: a node
+ * timeout is far shorter, and the failure would look like a node that does not answer. The first
+ * connection the pool opens (the password was fixed on the server, say) ends this. Other failures
+ * to connect (refused, the server starting up) are transient, and a call waits for a connection up
+ * to the connection timeout.
  */
 public final class JdbcLockNode implements LockNode {
   private static final Logger log = LoggerFactory.getLogger(JdbcLockNode.class);
@@ -472,7 +483,9 @@ public final class JdbcLockNode implements LockNode {
 
     /**
      * How long to wait for a connection from the built-in pool, including opening one (default 2 s,
-     * at least 250 ms). Ignored for a caller's DataSource.
+     * at least 250 ms). A database that refuses the connection for good (a wrong password, an
+     * unknown database) fails calls at once instead, with its reason. Ignored for a caller's
+     * DataSource.
      */
     public Builder connectionTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "connectionTimeout");
@@ -534,11 +547,19 @@ public final class JdbcLockNode implements LockNode {
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
       requireDriver(n, subprotocol, options.driverUrl());
-      HikariDataSource pool = new HikariDataSource(poolConfig(subprotocol));
-      LockTable t =
-          new LockTable(pool, n, table, createTable, queryTimeout, Dialect.forProduct(subprotocol));
-      // HikariPool's own borrow takes a time limit per call (the DataSource's uses the pool's)
-      t.allowInlineCalls(millis -> ((HikariPool) pool.getHikariPoolMXBean()).getConnection(millis));
+      Dialect expected = Dialect.forProduct(subprotocol);
+      // the pool opens its connections through this, which remembers how the last attempt ended
+      java.util.Properties driverProperties = new java.util.Properties();
+      HikariConfig config = poolConfig(subprotocol, driverProperties);
+      PoolConnections connections =
+          new PoolConnections(
+              new DriverDataSource(options.driverUrl(), null, driverProperties, null, null));
+      config.setDataSource(connections);
+      HikariDataSource pool = new HikariDataSource(config);
+      connections.attach((HikariPool) pool.getHikariPoolMXBean());
+      LockTable t = new LockTable(pool, n, table, createTable, queryTimeout, expected);
+      // borrows with a time limit per call, that fail at once on a password the database refused
+      t.usePool(connections::borrow, connectionTimeout);
       PgReleaseNotifications notifications = null;
       if (releaseNotifications && subprotocol.equals("postgresql")) {
         t.notifyReleases();
@@ -567,8 +588,14 @@ public final class JdbcLockNode implements LockNode {
       return DriverManager.getConnection(options.driverUrl(), properties);
     }
 
-    private HikariConfig poolConfig(String subprotocol) {
+    /**
+     * The pool's settings; the driver's go to {@code driverProperties}, for the DataSource that
+     * {@link #build} gives the pool.
+     */
+    private HikariConfig poolConfig(String subprotocol, java.util.Properties driverProperties) {
       HikariConfig config = new HikariConfig();
+      // not to open connections (the DataSource does): HikariCP looks at it to see MySQL's driver,
+      // whose network timeout it then sets synchronously
       config.setJdbcUrl(options.driverUrl());
       config.setPoolName("redlock-jdbc-" + POOLS.get() + "-" + subprotocol);
       config.setMaximumPoolSize(poolSize);
@@ -583,20 +610,21 @@ public final class JdbcLockNode implements LockNode {
       switch (subprotocol) {
         case "postgresql" -> {
           // a frozen server never answers the cancel that a statement timeout sends
-          setDefault(config, "socketTimeout", Long.toString(socketSeconds));
-          setDefault(config, "connectTimeout", Long.toString(connectSeconds));
+          setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds));
+          setDefault(driverProperties, "connectTimeout", Long.toString(connectSeconds));
         }
         case "mariadb", "mysql" -> {
           // required: without it an unchanged row counts as "found" and "held" looks acquired
-          config.addDataSourceProperty("useAffectedRows", "true");
-          setDefault(config, "socketTimeout", Long.toString(socketSeconds * 1000));
-          setDefault(config, "connectTimeout", Long.toString(connectionTimeout.toMillis()));
+          driverProperties.setProperty("useAffectedRows", "true");
+          setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds * 1000));
+          setDefault(
+              driverProperties, "connectTimeout", Long.toString(connectionTimeout.toMillis()));
         }
         case "sqlite" -> {
           // WAL lets readers and one writer work at once, across processes too; writers wait
           // for each other up to the busy timeout instead of failing at once
-          setDefault(config, "journal_mode", "WAL");
-          setDefault(config, "busy_timeout", Long.toString(queryTimeout.toMillis()));
+          setDefault(driverProperties, "journal_mode", "WAL");
+          setDefault(driverProperties, "busy_timeout", Long.toString(queryTimeout.toMillis()));
         }
         default -> {
           // H2 and others: driver defaults
@@ -635,9 +663,9 @@ public final class JdbcLockNode implements LockNode {
       return NodeUri.redact(head.toString()) + kept;
     }
 
-    private void setDefault(HikariConfig config, String property, String value) {
+    private void setDefault(java.util.Properties driverProperties, String property, String value) {
       if (!options.driverSets(property)) {
-        config.addDataSourceProperty(property, value);
+        driverProperties.setProperty(property, value);
       }
     }
 

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.redlock.NodeTimeoutException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.Reply;
+import io.redlock.testservers.MariaDbServer;
+import io.redlock.testservers.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -68,6 +70,73 @@ class InlineCallsTest {
       assertThat(again.await(WAIT).acquired()).isTrue();
       assertThat(node.release("k", "next").await(WAIT)).isTrue();
     }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"postgresql", "mariadb"})
+  @DisplayName(
+      "on a database that stops answering, a call run by the awaiting thread ends close to its"
+          + " wait, the validation of an idle connection included")
+  void boundedWhenTheDatabaseStops(String database) throws Exception {
+    PostgresServer postgres = database.equals("postgresql") ? PostgresServer.startLocal() : null;
+    MariaDbServer mariadb = postgres == null ? MariaDbServer.startLocal() : null;
+    String url = postgres != null ? postgres.jdbcUrl() : mariadb.jdbcUrl();
+    Runnable pause = postgres != null ? postgres::pause : mariadb::pause;
+    Runnable resume = postgres != null ? postgres::resume : mariadb::resume;
+    Duration budget = Duration.ofMillis(150);
+    try (AutoCloseable server = postgres != null ? postgres : mariadb;
+        JdbcLockNode node =
+            JdbcLockNode.builder(url)
+                .table(TestDatabases.uniqueTable("stops"))
+                .createTable(true)
+                // HikariCP's validation timeout is then 2.5 s: what a borrow by the awaiting
+                // thread waited on a stopped database, whatever its own wait
+                .connectionTimeout(Duration.ofSeconds(5))
+                .build()) {
+      // the first call learns the database (only then may calls run inline)
+      assertThat(node.tryAcquire("warm", "w", TTL).await(WAIT).acquired()).isTrue();
+      // first an idle connection, which the pool validates before lending it; then one that was
+      // just used, and the statement itself meets the stopped database
+      for (String idle : new String[] {"idle connection", "connection just used"}) {
+        if (idle.equals("idle connection")) {
+          Thread.sleep(700); // longer than the 500 ms for which HikariCP trusts a connection
+        } else {
+          assertThat(node.tryAcquire(idle, "w", TTL).await(WAIT).acquired()).isTrue();
+        }
+        pause.run();
+        try {
+          Reply<AcquireResult> reply = node.tryAcquire("k-" + idle, "t", TTL);
+          assertThat(reply.runsOnAwait()).as("offered to the awaiting thread").isTrue();
+          long start = System.nanoTime();
+          assertThatThrownBy(() -> reply.await(budget))
+              .as(idle)
+              .isInstanceOf(NodeTimeoutException.class)
+              .hasMessageContaining(node.name());
+          Duration took = Duration.ofNanos(System.nanoTime() - start);
+          // generous for a busy machine: the point is that it is not the validation timeout
+          assertThat(took).as(idle).isLessThan(budget.plusSeconds(1));
+        } finally {
+          resume.run();
+        }
+        // the node carries on: broken connections are replaced
+        assertThat(acquireWithin(node, "after-" + idle)).isTrue();
+      }
+    }
+  }
+
+  /** Takes {@code key}, retrying transient failures for up to 30 s. */
+  private static boolean acquireWithin(JdbcLockNode node, String key) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 300 && System.nanoTime() - deadline < 0; attempt++) {
+      try {
+        return node.tryAcquire(key, "t", TTL).await(WAIT).acquired();
+      } catch (io.redlock.RedlockTransientException e) {
+        last = e;
+        Thread.sleep(100);
+      }
+    }
+    throw new AssertionError("no acquisition within 30 s", last);
   }
 
   @ParameterizedTest(name = "{0}")

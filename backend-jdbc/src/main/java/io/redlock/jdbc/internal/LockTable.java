@@ -71,8 +71,14 @@ public final class LockTable {
   /** Whether PostgreSQL release statements also notify the table's channel. */
   private volatile boolean notifyReleases;
 
-  /** How inline calls borrow a connection within a time budget; null: no inline calls. */
+  /**
+   * How connections are borrowed from the built-in pool within a time limit; null for a caller's
+   * DataSource (then there are no inline calls).
+   */
   private volatile BoundedBorrow boundedBorrow;
+
+  /** How long a worker waits to borrow from the built-in pool, in milliseconds. */
+  private volatile long borrowMillis;
 
   /**
    * False after any call failed (a timeout included), true again after one succeeded: a node that
@@ -445,7 +451,7 @@ public final class LockTable {
     if (fenceColumn) {
       return;
     }
-    schemaLock.lock(); // not a monitor: a virtual thread waiting here must not pin its carrier
+    lockSchema();
     try {
       if (!fenceColumn) {
         fenceColumn = ensureFenceColumn(c, d);
@@ -518,11 +524,13 @@ public final class LockTable {
   }
 
   /**
-   * Lets the thread awaiting a reply run this table's statements itself, borrowing connections
-   * through {@code borrow} within its remaining wait. Without it (a caller's DataSource, whose
-   * borrowing cannot be bounded) every call runs on the node's workers.
+   * Borrows connections through {@code borrow} instead of the DataSource: on the node's workers
+   * within {@code connectionTimeout}, and on the thread awaiting a reply (which this allows) within
+   * its remaining wait. Without it (a caller's DataSource, whose borrowing cannot be bounded) every
+   * call runs on the node's workers.
    */
-  public void allowInlineCalls(BoundedBorrow borrow) {
+  public void usePool(BoundedBorrow borrow, Duration connectionTimeout) {
+    this.borrowMillis = Math.max(1, connectionTimeout.toMillis());
     this.boundedBorrow = borrow;
   }
 
@@ -534,8 +542,11 @@ public final class LockTable {
    *     NodeTimeoutException} when it runs out
    */
   private <T> T run(String operation, Duration budget, Work<T> work) {
-    Dialect d = ready();
+    if (budget != null) {
+      CallDeadline.enter(budget); // for the pool's validation of the borrowed connection, too
+    }
     try {
+      Dialect d = ready(budget);
       int timeout = budget == null ? queryTimeout(d) : inlineQueryTimeout(d, budget);
       T result;
       try {
@@ -568,6 +579,10 @@ public final class LockTable {
         dialect = null; // changed behind our back: check (and maybe create) again next time
       }
       throw translate(operation, e);
+    } finally {
+      if (budget != null) {
+        CallDeadline.exit();
+      }
     }
   }
 
@@ -597,20 +612,19 @@ public final class LockTable {
   }
 
   /**
-   * Runs work on the awaiting thread within {@code budget}: the borrow waits at most the budget
-   * (plus, in the worst case, one validation of a connection that sat idle, which HikariCP bounds
-   * by its validation timeout), and every read of the statement at most what is left of it.
+   * Runs work on the awaiting thread within its {@link CallDeadline}: the borrow waits at most
+   * until then (the validation of a connection that sat idle included: see {@link
+   * PoolConnections}), and every read of the statement at most what is left of it.
    */
   private <T> T inline(Duration budget, ConnectionWork<T> work) throws SQLException {
-    long deadline = System.nanoTime() + budget.toNanos();
     Connection borrowed;
     try {
-      borrowed = boundedBorrow.borrow(ceilMillis(budget.toNanos()));
+      borrowed = boundedBorrow.borrow(ceilMillis(CallDeadline.nanosLeft()));
     } catch (SQLTransientConnectionException e) {
       throw new NodeTimeoutException(node, budget); // no connection in time
     }
     try (Connection c = borrowed) {
-      long left = deadline - System.nanoTime();
+      long left = CallDeadline.nanosLeft();
       if (left <= 0) {
         throw new NodeTimeoutException(node, budget);
       }
@@ -624,7 +638,8 @@ public final class LockTable {
 
   /** Borrows a connection for one unit of work, in auto-commit mode, and returns it at once. */
   private <T> T withConnection(ConnectionWork<T> work) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
+    BoundedBorrow pool = boundedBorrow;
+    try (Connection c = pool != null ? pool.borrow(borrowMillis) : dataSource.getConnection()) {
       // a user's pool may hand out connections in manual-commit mode; each statement of ours is
       // its own transaction
       boolean manual = !c.getAutoCommit();
@@ -662,24 +677,55 @@ public final class LockTable {
     return SqlErrors.translate(node, operation, e, table, ddl());
   }
 
-  /** The dialect, after checking the table once (and creating it if allowed). */
-  private Dialect ready() {
+  /**
+   * The dialect, after checking the table once (and creating it if allowed). On the awaiting thread
+   * ({@code budget} not null: a table that changed behind the node's back since the call was let
+   * run there) the check keeps to the call's deadline too.
+   */
+  private Dialect ready(Duration budget) {
     Dialect d = dialect;
     if (d != null) {
       return d;
     }
-    schemaLock.lock(); // not a monitor: the check runs SQL, and must not pin a virtual thread
+    lockSchema();
     try {
       if (dialect == null) {
         try {
-          dialect = withConnection(this::prepareSchema);
+          dialect =
+              budget == null
+                  ? withConnection(this::prepareSchema)
+                  : inline(budget, this::prepareSchema);
         } catch (SQLException e) {
+          if (budget != null && SqlErrors.isReadTimeout(e)) {
+            throw new NodeTimeoutException(node, budget);
+          }
           throw translate("connecting", e);
         }
       }
       return dialect;
     } finally {
       schemaLock.unlock();
+    }
+  }
+
+  /**
+   * Takes the lock of the schema checks, which run SQL while they hold it (not a monitor: a virtual
+   * thread waiting here must not pin its carrier); on a thread with a {@link CallDeadline}, only
+   * until then.
+   */
+  private void lockSchema() {
+    if (!CallDeadline.active()) {
+      schemaLock.lock();
+      return;
+    }
+    boolean locked = false;
+    try {
+      locked = schemaLock.tryLock(Math.max(0, CallDeadline.nanosLeft()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (!locked) {
+      throw new NodeTimeoutException(node, CallDeadline.budget());
     }
   }
 

@@ -155,6 +155,15 @@ public final class SqlErrors {
   }
 
   /**
+   * Whether {@link #translate} reports {@code error} as non-transient: a failure that a retry does
+   * not cure (a wrong password, an unknown database, a missing table...).
+   */
+  public static boolean isNonTransient(Throwable error) {
+    return translate("", "connecting", error, new TableName(TableName.DEFAULT), "")
+        instanceof RedlockNonTransientException;
+  }
+
+  /**
    * Translates a failure of {@code operation} on {@code node}.
    *
    * @param ddl the statements that create the table, printed when it is missing
