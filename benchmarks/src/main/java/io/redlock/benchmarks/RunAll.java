@@ -41,11 +41,13 @@ import redis.clients.jedis.Jedis;
  * <p>Options: {@code --rounds N} (3), {@code --warmup N} (8 iterations), {@code --redisson-warmup
  * N} (20 iterations for Redisson's subjects), {@code --iterations N} (4), {@code --time MS} (1000
  * per iteration), {@code --threads 1,8}, {@code --only REGEX} (a subset, for a quick look; the
- * table then has gaps), {@code --no-contended}, {@code --out DIR} ({@code target/bench-results}).
+ * table then has gaps), {@code --no-contended}, {@code --no-lifecycle}, {@code --out DIR} ({@code
+ * target/bench-results}).
  */
 public final class RunAll {
   private static final String UNCONTENDED = "uncontended";
   private static final String CONTENDED = "contended";
+  private static final String LIFECYCLE = "lifecycle";
   private static final int CONTENDED_THREADS = 8;
 
   /**
@@ -140,6 +142,34 @@ public final class RunAll {
           new Subject(
               "RedissonRedLock", "5 Redis", "ContendedBenchmark.handOff:subject=redisson-redlock"));
 
+  /**
+   * The lease's life beyond acquire + release ({@link LeaseLifecycleBenchmark}), per topology: the
+   * plain cycle of that benchmark first, the reference of the others' ratios.
+   */
+  private static final List<Subject> LIFECYCLE_SUBJECTS = lifecycleSubjects();
+
+  private static List<Subject> lifecycleSubjects() {
+    List<Subject> out = new ArrayList<>();
+    for (String[] topology :
+        new String[][] {{"redis5", "5 Redis"}, {"redis3pg2", "3 Redis + 2 PostgreSQL, pgjdbc"}}) {
+      for (String[] method :
+          new String[][] {
+            {"cycle", "cycle: tryAcquire + release"},
+            {"keptAliveCycle", "kept-alive cycle: tryAcquire + keepAlive() + release"},
+            {"asyncCycle", "async cycle: tryAcquireAsync + releaseAsync, joined"},
+            {"renewal", "renewal: extend of a held lease"},
+            {"renewalAsync", "async renewal: extendAsync, joined"}
+          }) {
+        out.add(
+            new Subject(
+                method[1],
+                topology[1],
+                "LeaseLifecycleBenchmark." + method[0] + ":topology=" + topology[0]));
+      }
+    }
+    return List.copyOf(out);
+  }
+
   private static final String MUX = "RedisFloorBenchmark.multiplexed";
   private static final String REDLOCK5 = "RedlockBenchmark.cycle:topology=redis5";
   private static final String RED_LOCK = "RedissonBenchmark.redLock";
@@ -189,6 +219,7 @@ public final class RunAll {
   private final List<Integer> threads;
   private final String only;
   private final boolean contended;
+  private final boolean lifecycle;
   private final Path out;
 
   /** round -> key -> figures */
@@ -209,6 +240,7 @@ public final class RunAll {
             .toList();
     this.only = options.get("only");
     this.contended = !options.containsKey("no-contended");
+    this.lifecycle = !options.containsKey("no-lifecycle");
     this.out = Path.of(options.getOrDefault("out", "target/bench-results")).toAbsolutePath();
   }
 
@@ -229,6 +261,7 @@ public final class RunAll {
           "threads",
           "only",
           "no-contended",
+          "no-lifecycle",
           "out");
 
   private static Map<String, String> parse(String[] args) {
@@ -244,7 +277,7 @@ public final class RunAll {
         throw new IllegalArgumentException(
             "unknown option --" + name + "; the options are --" + String.join(", --", OPTIONS));
       }
-      if (name.equals("no-contended")) {
+      if (name.equals("no-contended") || name.equals("no-lifecycle")) {
         options.put(name, "true");
       } else if (i + 1 < args.length) {
         options.put(name, args[++i]);
@@ -272,6 +305,11 @@ public final class RunAll {
         if (contended) {
           runJmh(servers, round, roundDir, CONTENDED, CONTENDED_THREADS, figures);
         }
+        if (lifecycle) {
+          for (int t : threads) {
+            runJmh(servers, round, roundDir, LIFECYCLE, t, figures);
+          }
+        }
         results.add(figures);
       }
       long minutes = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
@@ -290,7 +328,12 @@ public final class RunAll {
       int threadCount,
       Map<String, Figures> into)
       throws RunnerException {
-    List<Subject> subjects = include.equals(CONTENDED) ? CONTENDED_SUBJECTS : SUBJECTS;
+    List<Subject> subjects =
+        switch (include) {
+          case CONTENDED -> CONTENDED_SUBJECTS;
+          case LIFECYCLE -> LIFECYCLE_SUBJECTS;
+          default -> SUBJECTS;
+        };
     if (only != null) {
       Pattern p = Pattern.compile(only);
       subjects = subjects.stream().filter(s -> p.matcher(s.benchmark()).find()).toList();
@@ -342,7 +385,10 @@ public final class RunAll {
       }
       for (int i = 1; i < parts.length; i++) {
         String[] kv = parts[i].split("=", 2);
-        params.computeIfAbsent(kv[0], k -> new ArrayList<>()).add(kv[1]);
+        List<String> values = params.computeIfAbsent(kv[0], k -> new ArrayList<>());
+        if (!values.contains(kv[1])) {
+          values.add(kv[1]); // once, or JMH would run it once per subject that names it
+        }
       }
     }
     Path logFile =
@@ -350,7 +396,9 @@ public final class RunAll {
             "jmh-round"
                 + round
                 + "-"
-                + (include.equals(CONTENDED) ? "contended" : "t" + threadCount)
+                + (include.equals(CONTENDED)
+                    ? "contended"
+                    : (include.equals(LIFECYCLE) ? "lifecycle-t" : "t") + threadCount)
                 + logSuffix
                 + ".log");
     log(
@@ -359,7 +407,7 @@ public final class RunAll {
             + "/"
             + rounds
             + ": "
-            + (include.equals(CONTENDED) ? "contended" : "uncontended")
+            + include
             + ", "
             + threadCount
             + " thread(s), "
@@ -551,6 +599,9 @@ public final class RunAll {
             .append(" |\n");
       }
     }
+    if (lifecycle) {
+      lifecycleTable(sb);
+    }
     sb.append(
         "\n### Targets (ratios computed within each round; median [min–max] over rounds)\n\n");
     sb.append("| target | measured | met |\n|---|---:|---|\n");
@@ -647,6 +698,59 @@ public final class RunAll {
         .append(seconds % 60)
         .append(" s\n");
     return sb.toString();
+  }
+
+  /**
+   * The lease's life beyond acquire + release: every case of {@link LeaseLifecycleBenchmark} with
+   * its ratio to the plain cycle of the same topology and thread count, computed within each round.
+   * For a renewal the "failed" count is its refused extends, and its "ops" are extends.
+   */
+  private void lifecycleTable(StringBuilder sb) {
+    sb.append("\n### Lease lifecycle: keep-alive, renewal and the async path, distinct keys\n\n");
+    sb.append(
+        "| case | nodes | threads | ops/s, median [min–max] | p50 µs | p99 µs | bytes/op"
+            + " | failed / unconfirmed, in ops | ops/s × cycle | p50 × cycle |\n");
+    sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int t : threads) {
+      for (Subject s : LIFECYCLE_SUBJECTS) {
+        String key = s.benchmark() + ":threads=" + t;
+        if (!present(key)) {
+          continue;
+        }
+        String cycle =
+            "LeaseLifecycleBenchmark.cycle:"
+                + s.benchmark().substring(s.benchmark().indexOf(':') + 1)
+                + ":threads="
+                + t;
+        boolean isCycle = key.equals(cycle);
+        sb.append("| ")
+            .append(s.label())
+            .append(" | ")
+            .append(s.nodes())
+            .append(" | ")
+            .append(t)
+            .append(" | ")
+            .append(spread(values(key, Figures::opsPerSecond), "%,.0f"))
+            .append(" | ")
+            .append(num(median(values(key, Figures::p50Us)), "%,.0f"))
+            .append(" | ")
+            .append(num(median(values(key, Figures::p99Us)), "%,.0f"))
+            .append(" | ")
+            .append(num(median(values(key, Figures::bytesPerOp)), "%,.0f"))
+            .append(" | ")
+            .append(failures(key, ""))
+            .append(" | ")
+            .append(isCycle ? "1" : spread(ratios(key, cycle, Figures::opsPerSecond), "%.2f"))
+            .append(" | ")
+            .append(isCycle ? "1" : spread(ratios(key, cycle, Figures::p50Us), "%.2f"))
+            .append(" |\n");
+      }
+    }
+    sb.append(
+            "\nRatios to the plain cycle of the same topology and thread count, in the same round.")
+        .append(" A renewal is one extend of a lease held across the iteration (what keep-alive")
+        .append(" sends every third of the TTL); its failed count is refused extends. The async")
+        .append(" cases run on the Redlock's scheduler threads (as many as cores, at least 2).\n");
   }
 
   /**
