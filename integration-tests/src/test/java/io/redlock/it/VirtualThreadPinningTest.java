@@ -23,10 +23,11 @@ import org.junit.jupiter.api.io.TempDir;
  * The Redis and JDBC paths (acquire, extend, release, the Lock adapter contended, keep-alive) run
  * on virtual threads without pinning them: a JVM of Java 21 or later runs {@link
  * VirtualThreadsMain}, which records JFR's {@code jdk.VirtualThreadPinned} event at a 0 ms
- * threshold (after a warm-up on a platform thread, so that one-time class initialization is not
- * counted), and the recording holds none. The library holds no monitor around a blocking call
- * (locks it blocks under are ReentrantLocks), which is what pins on Java 21 to 23; from Java 24 on,
- * a monitor no longer pins, and the event still reports pinning by native frames.
+ * threshold (after a warm-up on platform threads, so that one-time class initialization and loading
+ * are not counted; a class still loaded first on a virtual thread is reported and ignored), and the
+ * recording holds none. The library holds no monitor around a blocking call (locks it blocks under
+ * are ReentrantLocks), which is what pins on Java 21 to 23; from Java 24 on, a monitor no longer
+ * pins, and the event still reports pinning by native frames.
  *
  * <p>The JDK is {@code -Dredlock.test.jdk21=...} (a Java home), or the newest under {@code
  * /usr/lib/jvm} of version 21 or later; without one the test is skipped, saying so.

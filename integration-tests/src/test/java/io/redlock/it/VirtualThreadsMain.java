@@ -2,6 +2,11 @@ package io.redlock.it;
 
 import io.redlock.Lease;
 import io.redlock.Redlock;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,11 +47,23 @@ public final class VirtualThreadsMain {
       }
       Lock warmLock = redlock.asLock("warm-lock", Duration.ofSeconds(5));
       warmLock.lock();
+      Thread contender = // and contended, so that the waiting path's classes are loaded too
+          new Thread(
+              () -> {
+                Lock lock = redlock.asLock("warm-lock", Duration.ofSeconds(5));
+                lock.lock();
+                lock.unlock();
+              });
+      contender.start();
+      Thread.sleep(100);
       warmLock.unlock();
-      // ... and once on a virtual thread, which initializes the JDK's virtual-thread socket poller
+      contender.join(30_000);
+      // ... and once on a virtual thread, after a socket read that surely parks it, which
+      // initializes the JDK's virtual-thread socket poller (its first use pins, once)
       virtual
           .submit(
               () -> {
+                parkOnASocket();
                 redlock.acquire("warm-vt", Duration.ofSeconds(5), Duration.ofSeconds(5)).release();
                 return null;
               })
@@ -91,10 +108,42 @@ public final class VirtualThreadsMain {
         System.out.println("ignored (class initialization): " + reason);
         continue;
       }
+      if (loadingAClass(e)) {
+        // the first use of a class on a virtual thread loads it under the class loader's monitor,
+        // once per class: the JVM's doing, not a blocking call of the library
+        System.out.println("ignored (class loading): " + e.getStackTrace().getFrames().get(0));
+        continue;
+      }
       pinned.add(e);
       System.out.println("PINNED " + e);
     }
     System.out.println("virtual threads done: " + pinned.size() + " pinned");
     System.exit(pinned.isEmpty() ? 0 : 3);
+  }
+
+  /**
+   * A read with a timeout on a loopback socket that gets no data: the reader parks, then gives up.
+   */
+  private static void parkOnASocket() throws IOException {
+    try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), server.getLocalPort());
+        Socket accepted = server.accept()) {
+      client.setSoTimeout(20);
+      client.getInputStream().read();
+    } catch (SocketTimeoutException expected) {
+      // parked for 20 ms, as wanted
+    }
+  }
+
+  /** Whether the pinned frame is a class loader loading a class (the top frames only). */
+  private static boolean loadingAClass(RecordedEvent e) {
+    if (e.getStackTrace() == null || e.getStackTrace().getFrames().isEmpty()) {
+      return false;
+    }
+    String type = e.getStackTrace().getFrames().get(0).getMethod().getType().getName();
+    String method = e.getStackTrace().getFrames().get(0).getMethod().getName();
+    return (type.equals("jdk.internal.loader.BuiltinClassLoader")
+            || type.equals("java.lang.ClassLoader"))
+        && method.startsWith("loadClass");
   }
 }
