@@ -192,6 +192,36 @@ class ConnectionFailuresTest {
   }
 
   @Test
+  @DisplayName(
+      "a server back after seconds down is used again within a second of being ready, not after"
+          + " HikariCP's backoff")
+  void usedAgainSoonAfterARestart() throws Exception {
+    try (PostgresServer server = PostgresServer.startLocal();
+        JdbcLockNode node =
+            JdbcLockNode.builder(server.jdbcUrl())
+                .table(TestDatabases.uniqueTable("back"))
+                .createTable(true)
+                .build()) {
+      assertThat(acquireWithin(node, Duration.ofSeconds(30))).isTrue();
+      server.crash();
+      // calls go on while it is down, long enough for HikariCP's own retries to back off to
+      // seconds (10 ms doubling: its attempts 2.5 s, 5.1 s and 10.2 s after the first failure)
+      long downUntil = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+      for (int i = 0; i < 200 && System.nanoTime() - downUntil < 0; i++) {
+        assertThatThrownBy(() -> node.tryAcquire("down", "t", TTL).await(NODE_TIMEOUT))
+            .isInstanceOf(RedlockTransientException.class);
+        Thread.sleep(50);
+      }
+      server.restart();
+      long ready = System.nanoTime();
+      assertThat(acquireWithin(node, Duration.ofSeconds(30))).isTrue();
+      assertThat(Duration.ofNanos(System.nanoTime() - ready))
+          .as("from ready to the first acquisition")
+          .isLessThan(Duration.ofSeconds(2));
+    }
+  }
+
+  @Test
   @DisplayName("a password refused at first works once the server accepts it")
   void passwordAcceptedLater() {
     String admin = url("postgresql");

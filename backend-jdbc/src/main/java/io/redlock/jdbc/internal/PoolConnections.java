@@ -32,8 +32,14 @@ import javax.sql.DataSource;
  * that cause. While the pool has no connection a borrow waits for one in slices of {@value
  * #SLICE_MILLIS} ms, so that it also sees such a failure within a slice of its happening (the first
  * attempt of a fresh node, say). Other failures (refused, the server starting up) are waited out as
- * before, and the attempts themselves are still HikariCP's: lazy, retried in the background, and a
- * success clears the memory.
+ * before, and the attempts themselves are still HikariCP's: lazy, in the background, and a success
+ * clears the memory.
+ *
+ * <p><b>A server back from a restart is used at once.</b> HikariCP retries a failed attempt after a
+ * pause that doubles up to 5 s, so a server restarted after a few seconds down went unused for
+ * seconds more. Here an attempt that fails for a reason a retry may cure is repeated, after a pause
+ * that doubles from {@value #REOPEN_PAUSE_MILLIS} ms to {@value #REOPEN_PAUSE_MAX_MILLIS} ms, until
+ * it succeeds or the pool closes; HikariCP sees only failures no retry cures.
  *
  * <p><b>Validation within a call's deadline.</b> HikariCP validates a connection that sat idle for
  * over 500 ms before it lends it, for up to its validation timeout (at least 1 s with MariaDB's
@@ -44,6 +50,12 @@ import javax.sql.DataSource;
 public final class PoolConnections implements DataSource {
   /** How long a borrow waits at a time while the pool has no connection. */
   static final long SLICE_MILLIS = 20;
+
+  /** The first pause before another attempt to open a connection that failed transiently. */
+  static final long REOPEN_PAUSE_MILLIS = 25;
+
+  /** The longest such pause. */
+  static final long REOPEN_PAUSE_MAX_MILLIS = 250;
 
   private static final Executor DIRECT = Runnable::run;
   private static final Method IS_VALID;
@@ -105,13 +117,14 @@ public final class PoolConnections implements DataSource {
           if (last != null && last.permanent() && p.getTotalConnections() == 0) {
             throw refused(last);
           }
-          // the pool's message would name the last slice, not the whole wait
+          // the pool's message would name the last slice, not the whole wait; the cause is the
+          // last failed attempt (which HikariCP does not see while the attempts are repeated here)
           throw new SQLTransientConnectionException(
               "no connection from the pool within "
                   + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
                   + " ms",
               timeout.getSQLState(),
-              timeout.getCause());
+              last != null ? last.error() : timeout.getCause());
         }
       }
     }
@@ -145,15 +158,23 @@ public final class PoolConnections implements DataSource {
   }
 
   private Connection opened(Open attempt) throws SQLException {
+    long pause = REOPEN_PAUSE_MILLIS;
     Connection c;
-    try {
-      c = attempt.open();
-    } catch (SQLException e) {
-      lastFailure = new Failure(e, SqlErrors.isNonTransient(e));
-      throw e;
-    } catch (RuntimeException | Error e) {
-      lastFailure = new Failure(e, false);
-      throw e;
+    while (true) {
+      try {
+        c = attempt.open();
+        break;
+      } catch (SQLException e) {
+        boolean permanent = SqlErrors.isNonTransient(e);
+        lastFailure = new Failure(e, permanent);
+        if (permanent || !pausedBeforeAgain(pause)) {
+          throw e;
+        }
+        pause = Math.min(REOPEN_PAUSE_MAX_MILLIS, pause * 2);
+      } catch (RuntimeException | Error e) {
+        lastFailure = new Failure(e, false);
+        throw e;
+      }
     }
     lastFailure = null;
     if (c == null) {
@@ -164,6 +185,21 @@ public final class PoolConnections implements DataSource {
             PoolConnections.class.getClassLoader(),
             new Class<?>[] {Connection.class},
             new BoundedValidation(c));
+  }
+
+  /** Pauses {@code millis} before another attempt; false if the pool is not (or no longer) open. */
+  private boolean pausedBeforeAgain(long millis) {
+    HikariPool p = pool;
+    if (p == null || p.poolState != HikariPool.POOL_NORMAL) {
+      return false;
+    }
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+    return p.poolState == HikariPool.POOL_NORMAL;
   }
 
   /**
