@@ -56,8 +56,10 @@ import picocli.CommandLine.Spec;
           + " margin) unless --no-kill-on-loss, and exits with 79.",
       "What remains: a lock whose key expired or was deleted on the nodes (redlock unlock"
           + " --force) is noticed at the next extension, up to --extend-every later, and the"
-          + " command then runs for up to --kill-grace more; a pause of this machine longer than"
-          + " the margin (GC, SIGSTOP, a suspended VM) lets the command run past the validity."
+          + " command then runs for up to --kill-grace more (if the command ends first, the"
+          + " release notices it: LOCK LOST and 79 all the same); a pause of this machine longer"
+          + " than the margin (GC, SIGSTOP, a suspended VM) lets the command run past the"
+          + " validity."
           + " Work that must never overlap the next holder's should use --fencing.",
       "A node that fails in a way no retry fixes (wrong password, missing table, unknown host)"
           + " makes exec exit with 78 at once, naming each node and cause (--strict, the"
@@ -234,6 +236,10 @@ final class ExecCommand implements Callable<Integer> {
 
   private Process child;
   private volatile Lease lease;
+
+  /** What the release found, once {@link #cleanup} released the lease. */
+  private volatile ReleaseOutcome releaseOutcome;
+
   volatile Redlock redlock;
   private final NodeWatch watch = new NodeWatch();
   private Duration margin;
@@ -496,6 +502,7 @@ final class ExecCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
     }
+    watch.valid(lease);
     for (NodeFailure f : lease.failedNodes()) {
       if (!f.isTransient()) {
         // Only with --no-strict: strict nodes fail the acquisition instead (exit 78).
@@ -597,7 +604,58 @@ final class ExecCommand implements Callable<Integer> {
     if (lost.get()) {
       return ExitCodes.LOST;
     }
+    // The release tells whether the nodes still held the token: a lock deleted while the command
+    // ran (redlock unlock --force) is found here if no extension came in between to find it.
+    Duration validity = lease.remainingValidity();
+    cleanup();
+    if (lost.get()) {
+      return ExitCodes.LOST; // an extension found it first, and said so
+    }
+    ReleaseOutcome outcome = releaseOutcome;
+    if (outcome != null && !validity.isZero() && goneAtRelease(outcome, redlock.quorum())) {
+      if (lost.compareAndSet(false, true)) {
+        reportGoneAtRelease(outcome, validity, code);
+      }
+      return ExitCodes.LOST;
+    }
     return code;
+  }
+
+  /**
+   * Whether a release found this lease's token absent on a majority: those nodes answered, but had
+   * no key holding the token to delete.
+   */
+  static boolean goneAtRelease(ReleaseOutcome outcome, int quorum) {
+    return outcome.answered() - outcome.deleted() >= quorum;
+  }
+
+  /** LOCK LOST for a token that the release found gone while the lease was still valid. */
+  private void reportGoneAtRelease(ReleaseOutcome outcome, Duration validity, int code) {
+    err.println();
+    err.println("redlock: ************************************************************");
+    err.println(
+        "redlock: LOCK LOST: '"
+            + lockName
+            + "': "
+            + DELETED
+            + " while the command ran: at its release, "
+            + (outcome.answered() - outcome.deleted())
+            + " of "
+            + outcome.nodes()
+            + " nodes no longer held its token (a quorum needs "
+            + redlock.quorum()
+            + "), though its TTL left it valid for another "
+            + Durations.format(validity)
+            + ".");
+    err.println("redlock: Another process may have held it while the command ran.");
+    err.println(
+        "redlock: The command had ended (exit code "
+            + code
+            + "); redlock exits with "
+            + ExitCodes.LOST
+            + ".");
+    err.println("redlock: ************************************************************");
+    err.flush();
   }
 
   private int cannotStart(String program, IOException e) {
@@ -655,6 +713,29 @@ final class ExecCommand implements Callable<Integer> {
     private Duration leftAtFailure = Duration.ZERO;
 
     private long failedAt;
+
+    /** When the lease's validity ends (nanoTime), as of its acquisition or last extension. */
+    private long validUntil;
+
+    private boolean validUntilKnown;
+
+    /** Notes the lease's validity now: after the acquisition, and after each extension. */
+    void valid(Lease l) {
+      long now = System.nanoTime();
+      Duration left = l.remainingValidity();
+      synchronized (lock) {
+        validUntil = now + left.toNanos();
+        validUntilKnown = true;
+      }
+    }
+
+    /** The validity left at {@code now} (nanoTime) by the last acquisition or extension. */
+    Duration validityAt(long now) {
+      synchronized (lock) {
+        long left = validUntil - now;
+        return !validUntilKnown || left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
+      }
+    }
 
     /** Nodes whose last acquire or release call timed out: it may still take effect. */
     private final java.util.Set<String> timedOut = new java.util.LinkedHashSet<>();
@@ -720,6 +801,9 @@ final class ExecCommand implements Callable<Integer> {
         outcomes.clear();
       }
       Lease l = lease;
+      if (extended && l != null) {
+        valid(l);
+      }
       if (!extended && l != null) {
         // Still held here: the engine tells its listener before it declares a loss.
         Duration left = l.remainingValidity();
@@ -853,13 +937,26 @@ final class ExecCommand implements Callable<Integer> {
     return watch.validityLeft();
   }
 
+  /** Who takes a lease's token from the nodes while the lease is still valid. */
+  static final String DELETED =
+      "the lock was deleted by another client (redlock unlock --force? redlock release with its"
+          + " token?)";
+
   /** The real cause of a loss, in words. */
   String cause(LeaseLost l) {
+    Duration validity = watch.validityAt(System.nanoTime());
     return switch (l.reason()) {
       case TOKEN_GONE ->
-          "the nodes no longer hold its token ("
-              + l.detail()
-              + "): its key expired on them, or someone deleted it (e.g. redlock unlock --force)";
+          validity.isZero()
+              ? "the nodes no longer hold its token ("
+                  + l.detail()
+                  + "): its key expired on them, or someone deleted it (e.g. redlock unlock"
+                  + " --force)"
+              : DELETED
+                  + ": the nodes no longer hold its token ("
+                  + l.detail()
+                  + "), though its TTL left it valid for another "
+                  + Durations.format(validity);
       case UNREACHABLE ->
           watch.pausedPastValidity()
               ? "this process was paused or starved for longer than the lock's validity (e.g."
@@ -978,6 +1075,7 @@ final class ExecCommand implements Callable<Integer> {
     try {
       if (l != null) {
         ReleaseOutcome outcome = l.release();
+        releaseOutcome = outcome;
         List<String> failed = sweep(l, outcome, r);
         if (!failed.isEmpty()) {
           err.println(

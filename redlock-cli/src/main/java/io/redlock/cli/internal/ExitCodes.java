@@ -59,7 +59,8 @@ final class ExitCodes {
         + " unknown host), with --strict (the default) or when too few others are left for a"
         + " quorum; each node and cause is named. doctor: the TTL or node timeout does not fit the"
         + " measured latencies",
-    "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss); extend,"
+    "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss), or found"
+        + " deleted by another client when exec released it after the command; extend,"
         + " release: the token no longer holds the lock",
     "126:the command cannot be executed",
     "127:the command was not found",
