@@ -388,14 +388,16 @@ final class QuorumLease implements Lease {
                 + (lost != null ? "lost (" + lost.reason() + ")" : "released or out")
                 + "; keep alive only a lease that is held");
       }
+      Renewal next = new Renewal(this, redlock, options, ownerAlive);
+      next.check(ttl);
       if (renewal != null) {
         renewal.stop();
       }
-      renewal = new Renewal(this, redlock, options, ownerAlive);
+      renewal = next;
       if (!redlock.scheduler.watch(this)) {
         throw new IllegalStateException("this Redlock is closed; its leases cannot be kept alive");
       }
-      renewal.scheduleIn(renewal.everyNanos(ttl));
+      renewal.scheduleIn(renewal.nextNanos(ttl, leftNanos()));
     } finally {
       lock.unlock();
     }
@@ -425,7 +427,7 @@ final class QuorumLease implements Lease {
         redlock.listening.extension(resource, e.outcome == Extended.YES);
       }
       if (e.outcome == Extended.YES) {
-        return by.everyNanos(renewTtl);
+        return by.nextNanos(renewTtl, leftNanos());
       }
       if (e.outcome == Extended.TOKEN_GONE) {
         return -1; // lost: extendLocked said so
@@ -445,7 +447,7 @@ final class QuorumLease implements Lease {
         return -1;
       }
       // Retry soon, and once more right at the margin, so that a loss is told in time.
-      return Math.max(1_000_000, Math.min(by.everyNanos(renewTtl), (left - margin) / 2));
+      return by.nextNanos(renewTtl, left);
     } finally {
       lock.unlock();
     }

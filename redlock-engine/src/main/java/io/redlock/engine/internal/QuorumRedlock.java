@@ -396,6 +396,9 @@ final class QuorumRedlock implements Redlock {
    */
   private final ConcurrentHashMap<String, WaitQueue> waitQueues = new ConcurrentHashMap<>();
 
+  /** The local state of the {@code asLock} objects, by resource, while any thread uses one. */
+  final ConcurrentHashMap<String, RedlockLock.Holder> lockHolders = new ConcurrentHashMap<>();
+
   /**
    * Queues a waiter of {@code resource} after its first attempt failed (as {@code tally} says). The
    * member that created the queue subscribes on every node that pushes release notifications; a
@@ -519,7 +522,7 @@ final class QuorumRedlock implements Redlock {
               + (tally.nonTransient == 1 ? "a node fails" : tally.nonTransient + " nodes fail")
               + " in a way no retry fixes; fix "
               + (tally.nonTransient == 1 ? "it" : "them")
-              + ", or build without strictNodes(true) to let the others outvote "
+              + ", or build with strictNodes(false) to let the others outvote "
               + (tally.nonTransient == 1 ? "it" : "them");
     } else {
       return;
@@ -552,9 +555,11 @@ final class QuorumRedlock implements Redlock {
     if (resource == null) {
       throw new IllegalArgumentException("resource must not be null; name the thing to lock");
     }
-    if (resource.isEmpty()) {
+    if (resource.isBlank()) {
       throw new IllegalArgumentException(
-          "resource must be a non-empty string; name the thing to lock, e.g. \"invoice-42\"");
+          "resource must not be empty or blank, got \""
+              + resource
+              + "\"; name the thing to lock, e.g. \"invoice-42\"");
     }
   }
 

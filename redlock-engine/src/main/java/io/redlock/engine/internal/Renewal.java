@@ -63,6 +63,40 @@ final class Renewal implements Runnable {
     }
   }
 
+  /**
+   * Refuses options that would let a lease of this TTL run out between two extensions.
+   *
+   * @throws IllegalArgumentException naming the option and a value that works
+   */
+  void check(Duration ttl) {
+    if (options.every() != null && options.every().compareTo(ttl) >= 0) {
+      throw new IllegalArgumentException(
+          "keep-alive every ("
+              + options.every().toMillis()
+              + " ms) must be shorter than the lease's TTL ("
+              + ttl.toMillis()
+              + " ms), or the lease runs out between two extensions; leave it unset for a"
+              + " third of the TTL");
+    }
+    if (options.lostMargin() != null && options.lostMargin().compareTo(ttl) >= 0) {
+      throw new IllegalArgumentException(
+          "keep-alive lostMargin ("
+              + options.lostMargin().toMillis()
+              + " ms) must be shorter than the lease's TTL ("
+              + ttl.toMillis()
+              + " ms); leave it unset for a tenth of the TTL");
+    }
+  }
+
+  /**
+   * When to extend next, given the validity left: after {@link #everyNanos}, but never later than
+   * halfway to the loss margin, so that a failing extension is retried and a loss told in time.
+   */
+  long nextNanos(Duration ttl, long leftNanos) {
+    long toMargin = leftNanos - marginNanos(ttl);
+    return Math.max(1_000_000, Math.min(everyNanos(ttl), toMargin / 2));
+  }
+
   /** How often to extend a lease of this TTL. */
   long everyNanos(Duration ttl) {
     return options.every() != null

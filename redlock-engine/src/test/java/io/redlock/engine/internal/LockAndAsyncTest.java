@@ -3,6 +3,7 @@ package io.redlock.engine.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.redlock.KeepAlive;
 import io.redlock.Lease;
 import io.redlock.LeaseLostException;
 import io.redlock.LockTimeoutException;
@@ -155,6 +156,123 @@ class LockAndAsyncTest {
         nodes.get(1).down(false);
         assertThat(lock.tryLock()).as("usable again").isTrue();
         lock.unlock();
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("asLock after a loss, and across objects")
+  class AsLockLoss {
+
+    /** Waits (bounded) until the lease behind {@code resource}'s Lock is lost. */
+    private void awaitLoss(QuorumRedlock redlock, String resource) throws InterruptedException {
+      QuorumLease lease = redlock.lockHolders.get(resource).lease;
+      for (int i = 0; i < 1_000 && lease.isValid(); i++) {
+        Thread.sleep(10);
+      }
+      assertThat(lease.isValid()).as("lost within 10 s").isFalse();
+    }
+
+    private Boolean tryLockOnAnotherThread(Lock lock) throws Exception {
+      CompletableFuture<Boolean> tried = new CompletableFuture<>();
+      Thread t = new Thread(() -> tried.complete(lock.tryLock()));
+      t.start();
+      t.join(10_000);
+      return tried.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName(
+        "a lost lock: reentry throws, no other thread is told locked before the unlock, which"
+            + " throws")
+    void noHeldAfterLoss() throws Exception {
+      List<LiveNode> nodes = LiveNode.nodes(3, LiveNode.newLog());
+      try (QuorumRedlock redlock = redlock(nodes)) {
+        Lock lock = redlock.asLock("gone", Duration.ofMillis(600));
+        lock.lock();
+        nodes.get(0).down(true);
+        nodes.get(1).down(true);
+        awaitLoss(redlock, "gone");
+        nodes.get(0).down(false);
+        nodes.get(1).down(false);
+        Thread.sleep(700); // the keys have expired: the nodes would grant it to anybody
+
+        assertThatThrownBy(lock::tryLock).isInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::lock).isInstanceOf(LeaseLostException.class);
+        assertThat(tryLockOnAnotherThread(lock)).as("another thread, before the unlock").isFalse();
+        assertThat(tryLockOnAnotherThread(redlock.asLock("gone", TTL))).isFalse();
+
+        assertThatThrownBy(lock::unlock)
+            .isInstanceOf(IllegalMonitorStateException.class)
+            .hasMessageContaining("was lost while held")
+            .hasCauseInstanceOf(LeaseLostException.class);
+        assertThatThrownBy(lock::unlock).hasMessageContaining("not held by this thread");
+        assertThat(tryLockOnAnotherThread(lock)).as("after the unlock").isTrue();
+      }
+    }
+
+    @Test
+    @DisplayName("two Lock objects for one resource share the holder and its hold count")
+    void sharedAcrossObjects() throws Exception {
+      try (QuorumRedlock redlock = redlock()) {
+        Lock a = redlock.asLock("shared", TTL);
+        Lock b = redlock.asLock("shared", TTL);
+        a.lock();
+        assertThat(b.tryLock()).as("reentrant through the other object").isTrue();
+        b.unlock();
+        assertThat(tryLockOnAnotherThread(b)).as("still held once").isFalse();
+        a.unlock();
+        assertThat(redlock.lockHolders).as("nothing kept for a free resource").isEmpty();
+        assertThat(tryLockOnAnotherThread(b)).isTrue();
+      }
+    }
+
+    @Test
+    @DisplayName("a holder thread that ends without unlocking gives the lock up to waiters")
+    void deadHolder() throws Exception {
+      try (QuorumRedlock redlock = redlock()) {
+        Lock lock = redlock.asLock("orphan", TTL);
+        Thread t = new Thread(lock::lock);
+        t.start();
+        t.join(10_000);
+        assertThat(lock.tryLock(10, TimeUnit.SECONDS)).isTrue();
+        lock.unlock();
+      }
+    }
+  }
+
+  @Nested
+  @DisplayName("keep-alive options")
+  class KeepAliveOptions {
+    @Test
+    @DisplayName("a period or margin not shorter than the TTL is refused, naming the fix")
+    void refused() {
+      try (QuorumRedlock redlock = redlock()) {
+        Lease lease = redlock.tryAcquire("ka", TTL).orElseThrow();
+        assertThatThrownBy(() -> lease.keepAlive(KeepAlive.defaults().every(TTL)))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("must be shorter than the lease's TTL");
+        assertThatThrownBy(() -> lease.keepAlive(KeepAlive.defaults().lostMargin(TTL)))
+            .isInstanceOf(IllegalArgumentException.class)
+            .hasMessageContaining("lostMargin");
+        assertThat(lease.isValid()).as("the lease is unharmed").isTrue();
+        lease.release();
+      }
+    }
+
+    @Test
+    @DisplayName("a period near the TTL still extends before the validity reaches the margin")
+    void extendsInTime() throws Exception {
+      try (QuorumRedlock redlock = redlock()) {
+        Duration ttl = Duration.ofMillis(600);
+        Lease lease =
+            redlock
+                .tryAcquire("near", ttl)
+                .orElseThrow()
+                .keepAlive(KeepAlive.defaults().every(Duration.ofMillis(590)));
+        Thread.sleep(1_500);
+        assertThat(lease.isValid()).as("kept alive past its TTL").isTrue();
+        lease.release();
       }
     }
   }

@@ -31,7 +31,11 @@ class RedlockContractTest {
       Duration wait = Duration.ofSeconds(1);
       return Stream.of(
           bad("null resource", () -> r.tryAcquire(null, TTL), "resource must not be null"),
-          bad("empty resource", () -> r.tryAcquire("", TTL), "resource must be a non-empty"),
+          bad("empty resource", () -> r.tryAcquire("", TTL), "resource must not be empty"),
+          bad(
+              "blank resource",
+              () -> r.tryAcquire("  ", TTL),
+              "resource must not be empty or blank"),
           bad("null ttl", () -> r.tryAcquire("k", null), "ttl must not be null"),
           bad("zero ttl", () -> r.tryAcquire("k", Duration.ZERO), "ttl must be positive"),
           bad("negative ttl", () -> r.tryAcquire("k", Duration.ofSeconds(-1)), "ttl must be"),
