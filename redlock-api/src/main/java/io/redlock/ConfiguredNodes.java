@@ -42,10 +42,56 @@ public record ConfiguredNodes(List<String> uris, String source) {
   private static final Pattern URI_START =
       Pattern.compile("(?i)(?:jdbc:[a-z0-9]|[a-z][a-z0-9+.-]*://).*", Pattern.DOTALL);
 
+  /** A reference to an environment variable inside a node URI: {@code ${NAME}}. */
+  private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
+
   /** Validates and copies. */
   public ConfiguredNodes {
     uris = List.copyOf(uris);
     Objects.requireNonNull(source, "source");
+  }
+
+  /**
+   * These URIs with every {@code ${VAR}} reference replaced by the variable's value, so that a
+   * password can stay out of the URI list: {@code redis://:${REDIS_PW}@a:6379}. The {@code redlock}
+   * tool and {@link RedlockBuilder#nodesFromEnvironment()} expand the same way.
+   *
+   * @param environment where the values come from, usually {@link System#getenv()}
+   * @throws RedlockNonTransientException naming the URI (redacted) and the variable, when a
+   *     referenced variable is not set
+   */
+  public ConfiguredNodes expand(Map<String, String> environment) {
+    List<String> expanded = new ArrayList<>(uris.size());
+    for (String template : uris) {
+      java.util.regex.Matcher m = VARIABLE.matcher(template);
+      StringBuilder sb = new StringBuilder();
+      while (m.find()) {
+        String value = environment.get(m.group(1));
+        if (value == null) {
+          throw new RedlockNonTransientException(
+              null,
+              "node URI '"
+                  + io.redlock.spi.NodeUri.redact(template)
+                  + "' (from the "
+                  + source
+                  + ") refers to ${"
+                  + m.group(1)
+                  + "}, but the environment variable "
+                  + m.group(1)
+                  + " is not set; set it, or write the value into the URI",
+              null);
+        }
+        m.appendReplacement(sb, java.util.regex.Matcher.quoteReplacement(value));
+      }
+      m.appendTail(sb);
+      expanded.add(sb.toString());
+    }
+    return new ConfiguredNodes(expanded, source);
+  }
+
+  /** The names of the variables {@code uri} refers to as {@code ${VAR}}, in order. */
+  public static List<String> variables(String uri) {
+    return VARIABLE.matcher(uri).results().map(r -> r.group(1)).toList();
   }
 
   /** Same as {@link #source()}; the URIs may hold passwords and are left out. */

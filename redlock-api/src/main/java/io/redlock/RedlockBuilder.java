@@ -91,9 +91,13 @@ public final class RedlockBuilder {
    * the properties file (entry {@value ConfiguredNodes#NODES_KEY}) named by system property {@value
    * ConfiguredNodes#CONFIG_PROPERTY} or environment variable {@value ConfiguredNodes#CONFIG_ENV}.
    * URIs are separated by commas or whitespace, e.g. {@code
-   * REDLOCK_NODES=redis://a:6379,redis://b:6379,jdbc:postgresql://c/locks}.
+   * REDLOCK_NODES=redis://a:6379,redis://b:6379,jdbc:postgresql://c/locks}. A {@code ${VAR}} in a
+   * URI is replaced by that environment variable's value, as the {@code redlock} tool does, so one
+   * {@code REDLOCK_NODES} serves both and passwords stay out of it: {@code
+   * redis://:${REDIS_PW}@a:6379}.
    *
-   * @throws RedlockNonTransientException if nothing is configured, or a named file is unusable
+   * @throws RedlockNonTransientException if nothing is configured, a named file is unusable, or a
+   *     referenced variable is not set
    * @throws IllegalArgumentException as {@link #nodes(String...)}
    */
   public RedlockBuilder nodesFromEnvironment() {
@@ -121,7 +125,7 @@ public final class RedlockBuilder {
           null, "the " + configured.source() + " names no node URIs", null);
     }
     try {
-      return nodeUris(configured.uris());
+      return nodeUris(configured.expand(System.getenv()).uris());
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(e.getMessage() + " (in " + configured.source() + ")", e);
     }
@@ -228,9 +232,11 @@ public final class RedlockBuilder {
   /**
    * Whether a node that fails in a way no retry will fix (a wrong password, a missing table, an
    * unknown host) fails the acquisition at once with {@link NodesMisconfiguredException}, even when
-   * the other nodes make a majority. Off by default: such a node is outvoted, logged once at WARN
-   * and listed in {@link Lease#failedNodes()}, and the quorum runs without its fault tolerance
-   * until someone fixes it. Either way, when such nodes leave too few for a majority, acquisition
+   * the other nodes make a majority; {@link #build()} already fails with it when a node says so to
+   * its status probe. On by default, as in the CLI: a quorum that silently runs without one of its
+   * nodes has lost the fault tolerance its size promises, and nobody notices until a second node
+   * fails. Off: such a node is outvoted, logged once at WARN and listed in {@link
+   * Lease#failedNodes()}. Either way, when such nodes leave too few for a majority, acquisition
    * stops at once with that exception instead of retrying.
    */
   public RedlockBuilder strictNodes(boolean strict) {

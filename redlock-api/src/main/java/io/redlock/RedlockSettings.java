@@ -27,8 +27,9 @@ import java.util.Objects;
  *     long (plus the drift allowance), and no lease may ask for a longer TTL; {@code null} for off
  *     (the default). See {@link RedlockBuilder#restartQuarantine(Duration)}.
  * @param strictNodes whether a node that fails in a way no retry fixes (a wrong password, a missing
- *     table) fails the acquisition even when the other nodes make a majority (default off: such a
- *     node is outvoted, logged once at WARN and listed in {@link Lease#failedNodes()})
+ *     table, an unknown host, TLS refused) fails {@code build()} and the acquisition even when the
+ *     other nodes make a majority (default on; off: such a node is outvoted, logged once at WARN
+ *     and listed in {@link Lease#failedNodes()})
  * @param sharedServers whether nodes may be one server under several names or databases (default
  *     off: {@code build()} refuses nodes that report the same incarnation, since that server's loss
  *     takes several votes); for tests and demos only
@@ -112,7 +113,7 @@ public record RedlockSettings(
         10_000,
         false,
         null,
-        false,
+        true,
         false);
   }
 

@@ -25,6 +25,24 @@ class ConfiguredNodesTest {
   }
 
   @Test
+  @DisplayName("${VAR} references expand from the environment, as in the CLI; unset ones are named")
+  void expandsVariables() {
+    ConfiguredNodes nodes =
+        new ConfiguredNodes(
+            List.of("redis://:${REDIS_PW}@a:6379", "postgresql://locks:${PG_PW}@h/db"),
+            "environment variable REDLOCK_NODES");
+    assertThat(nodes.expand(Map.of("REDIS_PW", "s3cr$t\\x", "PG_PW", "pg pw")).uris())
+        .containsExactly("redis://:s3cr$t\\x@a:6379", "postgresql://locks:pg pw@h/db");
+    assertThat(ConfiguredNodes.variables("redis://:${REDIS_PW}@a:${PORT}"))
+        .containsExactly("REDIS_PW", "PORT");
+    assertThatThrownBy(() -> nodes.expand(Map.of("REDIS_PW", "x")))
+        .isInstanceOf(RedlockNonTransientException.class)
+        .hasMessageContaining("refers to ${PG_PW}, but the environment variable PG_PW is not set")
+        .hasMessageContaining("environment variable REDLOCK_NODES")
+        .hasMessageNotContaining("pg pw");
+  }
+
+  @Test
   @DisplayName("commas inside a MongoDB seed list stay in the URI")
   void keepsMongoSeedLists() {
     assertThat(

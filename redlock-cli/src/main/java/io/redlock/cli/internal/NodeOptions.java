@@ -28,7 +28,6 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Option;
 
@@ -184,35 +183,20 @@ final class NodeOptions {
       return raw;
     }
     Set<String> credentials = new TreeSet<>();
-    List<String> expanded = new ArrayList<>();
     for (String template : raw.uris()) {
       checkPorts(template, raw);
       String redactedTemplate = NodeUri.redact(template);
-      Matcher m = VARIABLE.matcher(template);
-      StringBuilder sb = new StringBuilder();
-      while (m.find()) {
-        String name = m.group(1);
-        String value = env.get(name);
-        if (value == null) {
-          throw new CliException(
-              ExitCodes.USAGE,
-              withSource(
-                  "node URI '"
-                      + redactedTemplate
-                      + "' refers to ${"
-                      + name
-                      + "}, but the environment variable "
-                      + name
-                      + " is not set",
-                  raw));
-        }
-        if (!redactedTemplate.contains(m.group())) {
+      for (String name : ConfiguredNodes.variables(template)) {
+        if (!redactedTemplate.contains("${" + name + "}")) {
           credentials.add(name); // where a password goes: redaction hid the reference
         }
-        m.appendReplacement(sb, Matcher.quoteReplacement(value));
       }
-      m.appendTail(sb);
-      expanded.add(sb.toString());
+    }
+    List<String> expanded;
+    try {
+      expanded = new ConfiguredNodes(raw.uris(), raw.source()).expand(env).uris();
+    } catch (RedlockNonTransientException e) {
+      throw new CliException(ExitCodes.USAGE, e.getMessage());
     }
     String fromEnv = env.get(ConfiguredNodes.NODES_ENV);
     if (fromEnv != null && holdsPassword(fromEnv)) {

@@ -38,7 +38,10 @@ final class BuildChecks {
     if (quorum.size() < 2) {
       return; // one node: nothing to compare, and a restart loses the lock whatever is checked
     }
-    NodeStatus[] statuses = statuses(quorum);
+    NodeFailure[] misconfigured = new NodeFailure[quorum.size()];
+    NodeStatus[] statuses = statuses(quorum, misconfigured);
+    refuseMisconfigured(
+        settings, java.util.Arrays.stream(misconfigured).filter(f -> f != null).toList());
     if (!settings.sharedServers()) {
       refuseSharedServers(quorum, statuses);
     }
@@ -47,7 +50,32 @@ final class BuildChecks {
     }
   }
 
-  private static NodeStatus[] statuses(Quorum quorum) {
+  /**
+   * With strict nodes, refuses nodes that answered the status probe with a failure no retry fixes
+   * (a wrong password, an unknown host); without, logs them at WARN.
+   */
+  private static void refuseMisconfigured(RedlockSettings settings, List<NodeFailure> failures) {
+    if (failures.isEmpty()) {
+      return;
+    }
+    if (settings.strictNodes()) {
+      throw new NodesMisconfiguredException(
+          null,
+          (failures.size() == 1 ? "a node fails" : failures.size() + " nodes fail")
+              + " in a way no retry fixes; fix "
+              + (failures.size() == 1 ? "it" : "them")
+              + ", or build with strictNodes(false) to let the others outvote "
+              + (failures.size() == 1 ? "it" : "them"),
+          failures);
+    }
+    LOG.warn(
+        "strictNodes is off and {} in a way no retry fixes; the others outvote it, so the quorum"
+            + " has lost some of its fault tolerance until it is fixed: {}",
+        failures.size() == 1 ? "a node fails" : failures.size() + " nodes fail",
+        failures);
+  }
+
+  private static NodeStatus[] statuses(Quorum quorum, NodeFailure[] misconfigured) {
     NodeStatus[] statuses = new NodeStatus[quorum.size()];
     quorum.fanOut.run(
         "status",
@@ -65,7 +93,12 @@ final class BuildChecks {
 
           @Override
           public void failed(int node, RuntimeException failure) {
-            LOG.debug("{}: no status at build: {}", quorum.names[node], failure.toString());
+            NodeFailure f = new NodeFailure(quorum.names[node], failure);
+            if (f.isTransient()) {
+              LOG.debug("{}: no status at build: {}", quorum.names[node], failure.toString());
+            } else {
+              misconfigured[node] = f;
+            }
           }
         },
         quorum.ticker.read() + BOUND_NANOS,

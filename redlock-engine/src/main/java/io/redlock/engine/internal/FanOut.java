@@ -246,7 +246,8 @@ final class FanOut {
     policy.answered(i, answer);
   }
 
-  private <T> void fail(String operation, Policy<T> policy, int i, RuntimeException e) {
+  private <T> void fail(String operation, Policy<T> policy, int i, RuntimeException failure) {
+    RuntimeException e = Misconfiguration.classify(names[i], failure);
     states.failed(i, e);
     if (LOG.isDebugEnabled()) {
       LOG.debug("{}: {} failed: {}", names[i], operation, e.toString());

@@ -121,6 +121,11 @@ class KeptBackReplyTest {
     }
 
     @Override
+    public Reply<io.redlock.spi.NodeStatus> status() {
+      return store.status();
+    }
+
+    @Override
     public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
       return call(
           b -> {
@@ -169,6 +174,11 @@ class KeptBackReplyTest {
     @Override
     public NodeCapabilities capabilities() {
       return store.capabilities();
+    }
+
+    @Override
+    public Reply<io.redlock.spi.NodeStatus> status() {
+      return store.status();
     }
 
     @Override

@@ -57,7 +57,7 @@ class MisconfiguredNodesTest {
   void outvotedAndReported() {
     Cluster cluster = new Cluster(5);
     cluster.node(2).misconfigured(MISSING);
-    QuorumRedlock redlock = cluster.redlock();
+    QuorumRedlock redlock = cluster.redlock(Cluster.SETTINGS.withStrictNodes(false));
 
     Lease lease = redlock.tryAcquire(KEY, TTL).orElseThrow();
     for (int i = 0; i < 10; i++) {
@@ -113,11 +113,11 @@ class MisconfiguredNodesTest {
   }
 
   @Test
-  @DisplayName("with strictNodes, one such node fails the acquisition and nothing is held")
+  @DisplayName("by default (strict nodes), one such node fails the acquisition and nothing is held")
   void strict() {
     Cluster cluster = new Cluster(5);
     cluster.node(4).misconfigured(MISSING);
-    QuorumRedlock redlock = cluster.redlock(Cluster.SETTINGS.withStrictNodes(true));
+    QuorumRedlock redlock = cluster.redlock();
 
     assertThatThrownBy(() -> redlock.tryAcquire(KEY, TTL))
         .isInstanceOf(NodesMisconfiguredException.class)
@@ -125,6 +125,51 @@ class MisconfiguredNodesTest {
         .hasMessageContaining("node-4: " + MISSING);
     assertThat(cluster.acquireCalls()).containsExactly(1, 1, 1, 1, 1);
     assertThat(cluster.holding(KEY)).isZero();
+  }
+
+  @Test
+  @DisplayName("an unknown host is a misconfigured node, whatever the backend called it")
+  void unknownHost() {
+    Cluster cluster = new Cluster(3);
+    cluster
+        .node(2)
+        .throwing(
+            new io.redlock.RedlockTransientException(
+                "node-2",
+                "could not connect",
+                new java.net.UnknownHostException("no-such-host.invalid")));
+    QuorumRedlock redlock = cluster.redlock();
+    long before = cluster.ticker.read();
+
+    assertThatThrownBy(() -> redlock.acquire(KEY, TTL, Duration.ofSeconds(30)))
+        .isInstanceOf(NodesMisconfiguredException.class)
+        .hasMessageContaining("node-2: unknown host (no-such-host.invalid)")
+        .hasMessageContaining("check the host name");
+    assertThat(cluster.holding(KEY)).isZero();
+    assertThat(cluster.ticker.read() - before).as("no retry pause").isZero();
+
+    QuorumRedlock outvoting = cluster.redlock(Cluster.SETTINGS.withStrictNodes(false));
+    assertThat(outvoting.tryAcquire(KEY, TTL).orElseThrow().failedNodes())
+        .singleElement()
+        .satisfies(f -> assertThat(f.isTransient()).isFalse());
+  }
+
+  @Test
+  @DisplayName("build() names a misconfigured node at start, unless strictNodes(false)")
+  void refusedAtBuild() {
+    Cluster cluster = new Cluster(3);
+    cluster.node(1).misconfigured(MISSING);
+    List<LockNode> nodes = List.copyOf(cluster.nodes);
+
+    assertThatThrownBy(() -> new QuorumRedlock(nodes, Cluster.SETTINGS, cluster.ticker))
+        .isInstanceOf(NodesMisconfiguredException.class)
+        .hasMessageContaining("node-1: " + MISSING)
+        .hasMessageContaining("strictNodes(false)");
+    try (QuorumRedlock lenient =
+        new QuorumRedlock(nodes, Cluster.SETTINGS.withStrictNodes(false), cluster.ticker)) {
+      assertThat(lenient.tryAcquire(KEY, TTL)).isPresent();
+    }
+    assertThat(logLines("strictNodes is off and a node fails")).isOne();
   }
 
   @Test

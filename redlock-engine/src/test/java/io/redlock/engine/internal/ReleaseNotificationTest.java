@@ -333,6 +333,11 @@ class ReleaseNotificationTest {
     }
 
     @Override
+    public io.redlock.spi.Reply<io.redlock.spi.NodeStatus> status() {
+      return store.status();
+    }
+
+    @Override
     public io.redlock.spi.Reply<io.redlock.spi.AcquireResult> tryAcquire(
         String key, String token, Duration ttl) {
       return store.tryAcquire(key, token, ttl);

@@ -33,6 +33,11 @@ abstract class WrappingNode implements LockNode {
   }
 
   @Override
+  public Reply<io.redlock.spi.NodeStatus> status() {
+    return store.status();
+  }
+
+  @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     return wrap(() -> store.tryAcquire(key, token, ttl));
   }

@@ -53,7 +53,7 @@ public class RedlockProperties {
   private Duration restartQuarantine;
 
   /** Whether a node failing in a way no retry fixes fails acquisitions even with a majority. */
-  private boolean strictNodes = false;
+  private boolean strictNodes = true;
 
   /**
    * Whether nodes may be one server under several names or databases (tests and demos only); by
