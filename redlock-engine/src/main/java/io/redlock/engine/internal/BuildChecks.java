@@ -61,7 +61,8 @@ final class BuildChecks {
     if (settings.strictNodes()) {
       throw new NodesMisconfiguredException(
           null,
-          (failures.size() == 1 ? "a node fails" : failures.size() + " nodes fail")
+          "strictNodes is on and "
+              + (failures.size() == 1 ? "a node fails" : failures.size() + " nodes fail")
               + " in a way no retry fixes; fix "
               + (failures.size() == 1 ? "it" : "them")
               + ", or build with strictNodes(false) to let the others outvote "
