@@ -96,8 +96,14 @@ public final class LockNodes {
   /** A fixed set of providers, without {@link ServiceLoader}: for tests and embedding. */
   public static LockNodes of(Collection<? extends LockNodeProvider> providers) {
     Builder builder = new Builder();
+    int position = 0;
     for (LockNodeProvider provider : providers) {
-      builder.add(Objects.requireNonNull(provider, "provider"));
+      position++;
+      if (provider == null) {
+        throw new NullPointerException(
+            "provider #" + position + " of " + providers.size() + " is null; leave it out");
+      }
+      builder.add(provider);
     }
     return builder.build();
   }
@@ -211,6 +217,40 @@ public final class LockNodes {
       out.append("; caused by ").append(NodeUri.redact(String.valueOf(c)));
     }
     return out.toString();
+  }
+
+  /**
+   * {@code e} and its causes and suppressed exceptions with their messages redacted and their stack
+   * traces kept: what a careless backend threw may quote the raw URI, and a cause is printed.
+   */
+  private static Throwable redactedCopy(Throwable e, int depth) {
+    if (e == null || depth > 20) {
+      return null;
+    }
+    Throwable copy = new RedactedThrowable(e, redactedCopy(e.getCause(), depth + 1));
+    for (Throwable suppressed : e.getSuppressed()) {
+      copy.addSuppressed(redactedCopy(suppressed, depth + 1));
+    }
+    return copy;
+  }
+
+  /** Stands in for a throwable whose message may hold a secret: its class, redacted message. */
+  private static final class RedactedThrowable extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    RedactedThrowable(Throwable original, Throwable cause) {
+      super(
+          original.getMessage() == null
+              ? original.getClass().getName()
+              : original.getClass().getName() + ": " + NodeUri.redact(original.getMessage()),
+          cause);
+      setStackTrace(original.getStackTrace());
+    }
+
+    @Override
+    public String toString() {
+      return getMessage();
+    }
   }
 
   /** Every scheme some provider claims, sorted. */
@@ -374,7 +414,7 @@ public final class LockNodes {
       throw new RedlockNonTransientException(
           uri.redacted(),
           provider.getClass().getName() + " failed to open the node: " + describe(e),
-          e);
+          redactedCopy(e, 0));
     }
     if (node == null) {
       throw new RedlockNonTransientException(
@@ -414,6 +454,7 @@ public final class LockNodes {
    * Parses URIs, rejecting an empty list and repeats.
    *
    * @throws IllegalArgumentException naming the bad URI (redacted)
+   * @throws NullPointerException for a null URI, naming its position
    */
   public static List<NodeUri> parseAll(Collection<String> uris) {
     Objects.requireNonNull(uris, "uris");
@@ -423,7 +464,17 @@ public final class LockNodes {
     }
     List<NodeUri> parsed = new ArrayList<>(uris.size());
     Set<NodeUri> unique = new HashSet<>();
+    int position = 0;
     for (String uri : uris) {
+      position++;
+      if (uri == null) {
+        throw new NullPointerException(
+            "node URI #"
+                + position
+                + " of "
+                + uris.size()
+                + " is null; pass a URI such as redis://host:6379 in its place, or leave it out");
+      }
       NodeUri nodeUri = NodeUri.parse(uri);
       if (!unique.add(nodeUri)) {
         throw new IllegalArgumentException(

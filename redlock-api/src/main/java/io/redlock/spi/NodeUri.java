@@ -19,13 +19,45 @@ import java.util.regex.Pattern;
  * others it is the part before {@code ://} or the first {@code :}.
  */
 public final class NodeUri {
+  /** Query or H2-style options whose values are secrets. */
+  private static final String SECRET_KEY =
+      "(?i)([?&;](?:[a-z0-9_.-]*(?:password|passwd|secret|token|credentials?|apikey|api_key"
+          + "|accesskey)|pass|pwd|authmechanismproperties)=)";
+
   private static final Pattern SECRET_PARAM =
       Pattern.compile(
-          "(?i)([?&;](?:[a-z]*password|pass|pwd|secret|token|apikey|api_key|accesskey|authmechanismproperties)=)"
+          SECRET_KEY
               // An already redacted value followed by a delimiter stays as it is, so that
               // redacting twice (a redacted name inside a message) changes nothing more.
               + "(\\*\\*\\*(?=[&;\\s:,]|$)|[^&;\\s]*)");
-  private static final Pattern USERINFO_PASSWORD = Pattern.compile("(//[^/@:?#]*:)([^/@]*)(@)");
+
+  /** In one URI the value runs to the next option, spaces and '#' included. */
+  private static final Pattern SECRET_PARAM_IN_URI = Pattern.compile(SECRET_KEY + "([^&;]*)");
+
+  /**
+   * Where an authority begins: {@code scheme://}, {@code jdbc:sub:proto://}, or a bare {@code //}
+   * at the start of a word. A scheme-like word inside a password ({@code :pa://ss@}) is not one.
+   */
+  private static final Pattern AUTHORITY_START =
+      Pattern.compile("(?<![A-Za-z0-9+.:/-])(?:[A-Za-z][A-Za-z0-9+.-]*:)*//");
+
+  /** A user name that may show: no character that a password split into it would bring. */
+  private static final Pattern PLAIN_USER = Pattern.compile("[A-Za-z0-9._~%+${}-]*");
+
+  private static final String HOST = "(?:\\[[0-9A-Za-z:.%]*\\]|[A-Za-z0-9._~%${}-]*)";
+  private static final String HOST_PORT = HOST + "(?::(?:\\d{1,5}|\\$\\{\\w+\\}))?";
+
+  /** Hosts with numeric ports, as in a well-formed URI without user info. */
+  private static final Pattern PLAIN_AUTHORITY =
+      Pattern.compile(HOST_PORT + "(?:," + HOST_PORT + ")*[.,;:!\\]]*");
+
+  private static final Pattern PLAIN_HOST = Pattern.compile(HOST);
+
+  /** An authority this class redacted already. */
+  private static final Pattern REDACTED_AUTHORITY = Pattern.compile("(?:" + HOST + ":)?\\*\\*\\*");
+
+  /** Characters that end an authority without user info in running text. */
+  private static final String AUTHORITY_END = "/?#'\"`<>()";
 
   private final String raw;
   private final String scheme;
@@ -53,10 +85,80 @@ public final class NodeUri {
     if (scheme == null) {
       throw new IllegalArgumentException(
           "node URI '"
-              + redact(text)
+              + redactUri(text)
               + "' has no scheme; expected e.g. redis://host:6379 or jdbc:postgresql://host/db");
     }
-    return new NodeUri(text, scheme, parseQuery(text));
+    if (!scheme.startsWith("jdbc:")
+        && !text.startsWith("//", scheme.length() + 1)
+        && text.indexOf('@') >= 0) {
+      throw new IllegalArgumentException(
+          "node URI '"
+              + redactUri(text)
+              + "' has no scheme (it starts with user info); expected e.g."
+              + " redis://user:password@host:6379 or postgresql://user:password@host/db");
+    }
+    if (hasBadPort(text)) {
+      throw new IllegalArgumentException(
+          "node URI '"
+              + redactUri(text)
+              + "' has a bad port: a port is a number from 1 to 65535, e.g. redis://host:6379"
+              + " (percent-encode '@', ':', '/', '?', '#' and spaces in a password)");
+    }
+    try {
+      return new NodeUri(text, scheme, parseQuery(text));
+    } catch (IllegalArgumentException e) {
+      // URLDecoder's message quotes the bad part, which may be a piece of a password: no cause
+      throw new IllegalArgumentException(
+          "node URI '"
+              + redactUri(text)
+              + "' has a '%' that does not start a %XX escape in its query; write % as %25");
+    }
+  }
+
+  /**
+   * True if a {@code scheme://} URI names a port that is not a number from 1 to 65535. The hosts
+   * follow the last '@'; as a '@' may also sit in the query, the URI is only refused if the hosts
+   * before the first '?' or '#' have a bad port too.
+   */
+  private static boolean hasBadPort(String text) {
+    Matcher m = AUTHORITY_START.matcher(text);
+    if (!m.lookingAt()) {
+      return false;
+    }
+    String rest = text.substring(m.end());
+    return badPortIn(rest) && badPortIn(rest.substring(0, indexOfAny(rest, "?#", 0)));
+  }
+
+  private static boolean badPortIn(String authorityAndRest) {
+    String hosts = authorityAndRest.substring(authorityAndRest.lastIndexOf('@') + 1);
+    hosts = hosts.substring(0, indexOfAny(hosts, "/?#;", 0));
+    for (String host : hosts.split(",", -1)) {
+      String port;
+      if (host.startsWith("[")) {
+        int close = host.indexOf("]:");
+        port = close < 0 ? "" : host.substring(close + 2);
+      } else {
+        int colon = host.lastIndexOf(':');
+        port = colon < 0 ? "" : host.substring(colon + 1);
+      }
+      if (!port.isEmpty()
+          && !(port.matches("\\d{1,5}")
+              && Integer.parseInt(port) >= 1
+              && Integer.parseInt(port) <= 65_535)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The first index from {@code from} of one of {@code chars} or of white space. */
+  private static int indexOfAny(String s, String chars, int from) {
+    for (int i = from; i < s.length(); i++) {
+      if (chars.indexOf(s.charAt(i)) >= 0 || Character.isWhitespace(s.charAt(i))) {
+        return i;
+      }
+    }
+    return s.length();
   }
 
   private static String schemeOf(String text) {
@@ -97,14 +199,107 @@ public final class NodeUri {
     return URLDecoder.decode(s, StandardCharsets.UTF_8);
   }
 
-  /** Replaces passwords and secret query values in any URI-like text with {@code ***}. */
+  /**
+   * Replaces passwords and secret query values in any text that holds URIs with {@code ***}. User
+   * info ends at the last '@' before the next URI (or the end), so a password with an unencoded
+   * '@', space or '/' is hidden whole; an authority without '@' that is not plain {@code host:port}
+   * (a URI cut inside its password) is hidden from its first ':'.
+   */
   public static String redact(String text) {
     if (text == null) {
       return null;
     }
-    String out = USERINFO_PASSWORD.matcher(text).replaceAll("$1***$3");
-    Matcher m = SECRET_PARAM.matcher(out);
-    return m.replaceAll("$1***");
+    // options first: a '@' in a secret value would otherwise look like the end of user info
+    return hideUserInfo(SECRET_PARAM.matcher(text).replaceAll("$1***"), false);
+  }
+
+  /**
+   * Redacts one URI, given whole: as {@link #redact(String)}, but knowing where the URI ends it
+   * also hides an option's value up to the next option (spaces included) and, in a URI without
+   * {@code //}, everything before the last '@'. For messages about a URI that may be malformed.
+   */
+  public static String redactUri(String uri) {
+    if (uri == null) {
+      return null;
+    }
+    return hideUserInfo(SECRET_PARAM_IN_URI.matcher(uri).replaceAll("$1***"), true);
+  }
+
+  private static String hideUserInfo(String text, boolean oneUri) {
+    Matcher m = AUTHORITY_START.matcher(text);
+    boolean found = m.find();
+    if (!found) {
+      int at = text.lastIndexOf('@');
+      if (!oneUri || at < 0) {
+        return text;
+      }
+      // keep jdbc:oracle: of jdbc:oracle:thin:user/password@host; in user:password@host (no
+      // scheme) what looks like one is the user, or part of the password
+      String scheme = schemeOf(text);
+      int start =
+          scheme == null || !scheme.startsWith("jdbc:") ? 0 : Math.min(scheme.length() + 1, at);
+      return text.substring(0, start) + "***" + text.substring(at);
+    }
+    StringBuilder out = new StringBuilder();
+    int from = 0;
+    while (found) {
+      char opener = m.start() > 0 ? text.charAt(m.start() - 1) : ' ';
+      int start = m.end();
+      found = !oneUri && m.find();
+      int end = found ? m.start() : text.length();
+      out.append(text, from, start);
+      int at = text.lastIndexOf('@', end - 1);
+      if (at >= start) {
+        out.append(hideUserInfo(text.substring(start, at)));
+        from = at;
+        continue;
+      }
+      int authorityEnd = Math.min(end, indexOfAny(text, AUTHORITY_END, start));
+      String authority = text.substring(start, authorityEnd);
+      if (PLAIN_AUTHORITY.matcher(authority).matches()
+          || REDACTED_AUTHORITY.matcher(authority).matches()) {
+        out.append(authority);
+        from = authorityEnd;
+        continue;
+      }
+      // cut inside a password: hide to the end of the URI, which in running text is the quote
+      // that opened it, else the next URI or the end
+      int close = oneUri ? -1 : closingQuote(text, opener, start, end);
+      out.append(hideAuthority(authority));
+      from = close < 0 ? end : close;
+    }
+    return out.append(text, from, text.length()).toString();
+  }
+
+  /** The index of the quote that closes one opened by {@code opener}, or -1. */
+  private static int closingQuote(String text, char opener, int from, int end) {
+    if (opener != '\'' && opener != '"') {
+      return -1;
+    }
+    for (int i = text.indexOf(opener, from); i >= 0 && i < end; i = text.indexOf(opener, i + 1)) {
+      if (i + 1 == text.length() || " \t\r\n:;,.)".indexOf(text.charAt(i + 1)) >= 0) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** {@code user:***}, or {@code ***} when the user part could hold a piece of a password. */
+  private static String hideUserInfo(String userInfo) {
+    int colon = userInfo.indexOf(':');
+    String user = colon < 0 ? userInfo : userInfo.substring(0, colon);
+    if (!PLAIN_USER.matcher(user).matches()) {
+      return "***";
+    }
+    return colon < 0 ? user : user + ":***";
+  }
+
+  /** The host before the first ':' and {@code :***}, or {@code ***} if it is not a plain host. */
+  private static String hideAuthority(String authority) {
+    int close = authority.startsWith("[") ? authority.indexOf(']') : -1;
+    int colon = authority.indexOf(':', close + 1);
+    String host = colon < 0 ? "" : authority.substring(0, colon);
+    return colon > 0 && PLAIN_HOST.matcher(host).matches() ? host + ":***" : "***";
   }
 
   /** The URI exactly as given. Contains secrets: never print or log it. */
@@ -122,9 +317,9 @@ public final class NodeUri {
     return query;
   }
 
-  /** The URI with passwords and secret options replaced by {@code ***}. */
+  /** The URI with passwords and secret options replaced by {@code ***}; see {@link #redactUri}. */
   public String redacted() {
-    return redact(raw);
+    return redactUri(raw);
   }
 
   /** Same as {@link #redacted()}. */

@@ -9,6 +9,7 @@ import io.redlock.spi.testproviders.ClashOneProvider;
 import io.redlock.spi.testproviders.ClashTwoProvider;
 import io.redlock.spi.testproviders.MapLockNode;
 import io.redlock.spi.testproviders.MemoryProvider;
+import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.DisplayName;
@@ -227,6 +228,18 @@ class LockNodesTest {
               () -> LockNodes.discover().openAll(List.of("test-mem://x", " test-mem://x")))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("'test-mem://x' is listed twice");
+    }
+
+    @Test
+    @DisplayName("a null URI in the list is named by its position, with what to pass instead")
+    void nullUri() {
+      assertThatThrownBy(
+              () ->
+                  LockNodes.discover().openAll(Arrays.asList("test-mem://a", null, "test-mem://c")))
+          .isInstanceOf(NullPointerException.class)
+          .hasMessage(
+              "node URI #2 of 3 is null; pass a URI such as redis://host:6379 in its place, or"
+                  + " leave it out");
     }
 
     @Test

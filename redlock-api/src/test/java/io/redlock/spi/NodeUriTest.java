@@ -77,4 +77,71 @@ class NodeUriTest {
     assertThat(NodeUri.redact(NodeUri.redact(message))).isEqualTo(message);
     assertThat(NodeUri.redact("x?password=secret: refused")).isEqualTo("x?password=*** refused");
   }
+
+  @Test
+  @DisplayName("a password with an unencoded '@' or space shows no part of itself when malformed")
+  void malformedPasswordsStayHidden() {
+    assertThat(NodeUri.parse("redis://:pa@ss@127.0.0.1:18104").redacted())
+        .isEqualTo("redis://:***@127.0.0.1:18104");
+    assertThat(NodeUri.redact("'redis://:pa@ss@127.0.0.1:18104' has no host"))
+        .isEqualTo("'redis://:***@127.0.0.1:18104' has no host");
+    assertThat(NodeUri.redact("postgresql://locks:pg Secret@h/db"))
+        .isEqualTo("postgresql://locks:***@h/db");
+    // a list split at the space leaves postgresql://locks:pg, whose "port" is the password
+    assertThat(NodeUri.redact("'postgresql://locks:pg' has a bad port"))
+        .isEqualTo("'postgresql://locks:***' has a bad port");
+    assertThat(NodeUri.redactUri("postgresql://locks:pg/x?y")).isEqualTo("postgresql://locks:***");
+    assertThat(NodeUri.redactUri("redis://h/0?password=a b#c&x=1"))
+        .isEqualTo("redis://h/0?password=***&x=1");
+    assertThat(NodeUri.redact("redis://h:6379?password=a@b"))
+        .isEqualTo("redis://h:6379?password=***");
+    assertThatThrownBy(() -> NodeUri.parse("hunter2:s3cret@host:6379"))
+        .hasMessageContaining("'***@host:6379' has no scheme")
+        .hasMessageNotContaining("hunter2")
+        .hasMessageNotContaining("s3cret");
+    assertThatThrownBy(() -> NodeUri.parse("redis://h/0?password=a%zz"))
+        .hasMessageContaining("'redis://h/0?password=***'")
+        .hasMessageContaining("%25")
+        .hasNoCause();
+  }
+
+  @Test
+  @DisplayName("plain URIs and messages read as before")
+  void plainUrisUnchanged() {
+    for (String uri :
+        new String[] {
+          "redis://h:6379/0", "mongodb://a:27017,b:27018/db?w=majority", "jdbc:sqlite:/tmp/x.db",
+          "jdbc:h2:mem:x;DB_CLOSE_DELAY=-1", "redis://[::1]:6379", "postgresql:///db?host=/run",
+          "postgresql://locks@h/db"
+        }) {
+      assertThat(NodeUri.parse(uri).redacted()).isEqualTo(uri);
+    }
+    assertThat(NodeUri.redact("redis://${HOST}:${PORT}")).isEqualTo("redis://${HOST}:${PORT}");
+    String message = "node 'redis://h:1' failed: refused (redis://a:2, redis://b:3).";
+    assertThat(NodeUri.redact(message)).isEqualTo(message);
+    String redacted = "'redis://h:***' has a bad port; 'postgresql://***' too";
+    assertThat(NodeUri.redact(redacted)).isEqualTo(redacted);
+  }
+
+  @Test
+  @DisplayName("a bad port is refused, naming the URI with its password hidden")
+  void badPort() {
+    for (String uri :
+        new String[] {
+          "redis://:s3cret@127.0.0.1:notaport",
+          "redis://127.0.0.1:99999",
+          "jdbc:postgresql://h:0/db?password=s3cret",
+          "mongodb://a:27017,b:nope/db",
+          "redis://[::1]:x"
+        }) {
+      assertThatThrownBy(() -> NodeUri.parse(uri))
+          .as(uri)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("node URI '" + NodeUri.redactUri(uri) + "' has a bad port")
+          .hasMessageNotContaining("s3cret");
+    }
+    assertThat(NodeUri.parse("jdbc:h2:tcp://h:9092/mem:x;USER=sa").scheme()).isEqualTo("jdbc:h2");
+    assertThat(NodeUri.parse("jdbc:postgresql://h/db?user=a@b:c").scheme())
+        .isEqualTo("jdbc:postgresql");
+  }
 }

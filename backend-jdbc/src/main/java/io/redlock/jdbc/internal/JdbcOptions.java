@@ -36,9 +36,11 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
   /**
    * Splits {@code url}.
    *
-   * @throws IllegalArgumentException for an unknown {@code redlock.*} option, listing the known
+   * @throws IllegalArgumentException for an unknown {@code redlock.*} option, listing the known, or
+   *     a bad port
    */
   public static JdbcOptions parse(String url) {
+    io.redlock.spi.NodeUri.parse(url); // a bad port, named with the URL (redacted)
     int q = url.indexOf('?');
     if (q < 0) {
       return new JdbcOptions(url, Map.of());

@@ -59,7 +59,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
     }
     String text = uri.strip();
     String lower = text.toLowerCase(Locale.ROOT);
-    String redacted = redact(text);
+    String redacted = MONGO_SECRETS.matcher(NodeUri.redactUri(text)).replaceAll("$1***");
     if (!lower.startsWith("mongodb://") && !lower.startsWith("mongodb+srv://")) {
       throw new IllegalArgumentException(
           "'"
@@ -67,6 +67,8 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
               + "' is not a MongoDB connection string; it must start with mongodb:// or"
               + " mongodb+srv://");
     }
+    NodeUri.parse(text); // a bad port, named with the URI
+
     int q = text.indexOf('?');
     if (q < 0) {
       return new MongoUri(text, Map.of(), redacted);

@@ -89,7 +89,7 @@ public record PgUri(
     Objects.requireNonNull(uri, "uri");
     String text = uri.strip();
     String lower = text.toLowerCase(Locale.ROOT);
-    String shown = NodeUri.redact(text);
+    String shown = NodeUri.redactUri(text);
     if (!lower.startsWith("postgresql://") && !lower.startsWith("postgres://")) {
       throw new IllegalArgumentException(
           "not a PostgreSQL URI: '"
@@ -97,6 +97,8 @@ public record PgUri(
               + "'; expected postgresql://user:password@host:5432/database?sslmode=..."
               + " (libpq's form)");
     }
+    NodeUri.parse(text); // a bad port, named with the URI
+
     int q = text.indexOf('?');
     String base = q < 0 ? text : text.substring(0, q);
     String authority = base.substring(base.indexOf("://") + 3);
@@ -137,9 +139,13 @@ public record PgUri(
           kept.append(kept.length() == 0 ? "?" : "&").append(pair);
         } else {
           throw new IllegalArgumentException(
-              "unknown parameter '"
-                  + key
-                  + "' in the URI; a PostgreSQL lock node reads the libpq parameters "
+              "unknown parameter "
+                  + (key.matches("[A-Za-z0-9_.-]+")
+                      ? "'" + key + "'"
+                      : "(not shown: it could be a piece of a password with an unencoded '?')")
+                  + " in '"
+                  + shown
+                  + "'; a PostgreSQL lock node reads the libpq parameters "
                   + parameters()
                   + " and the options "
                   + OPTIONS.stream().map(o -> PREFIX + o).toList());
@@ -156,7 +162,9 @@ public record PgUri(
           "invalid PostgreSQL URI '"
               + shown
               + "': "
-              + NodeUri.redact(String.valueOf(reason.getMessage()))
+              + (userInfoOf(text).isEmpty()
+                  ? NodeUri.redact(String.valueOf(reason.getMessage()))
+                  : "Vert.x cannot read it") // its message may quote a piece of the password
               + " (characters outside letters, digits and -._~ in the user, password or"
               + " database must be percent-encoded)");
     }
@@ -200,6 +208,14 @@ public record PgUri(
       }
     }
     return new PgUri(options, Map.copyOf(redlock), connectTimeout, name(options));
+  }
+
+  /** The text between "://" and the last '@' before the query, or "". */
+  private static String userInfoOf(String text) {
+    int start = text.indexOf("://") + 3;
+    int q = text.indexOf('?', start);
+    int at = text.lastIndexOf('@', q < 0 ? text.length() : q);
+    return at < start ? "" : text.substring(start, at);
   }
 
   /** {@code postgresql://user@host:port/database}: enough to tell nodes apart, no secrets. */

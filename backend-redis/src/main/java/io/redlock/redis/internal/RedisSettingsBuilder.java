@@ -60,6 +60,8 @@ public final class RedisSettingsBuilder {
   public RedisSettingsBuilder uri(String text) {
     Objects.requireNonNull(text, "node URI must not be null");
     String shown = shown(text.strip());
+    // checks the scheme and the port, naming the URI; its query options are applied below
+    Map<String, String> options = NodeUri.parse(text.strip()).query();
     URI uri;
     try {
       uri = new URI(text.strip());
@@ -86,7 +88,16 @@ public final class RedisSettingsBuilder {
       throw new IllegalArgumentException(
           "Redis URI '"
               + shown
-              + "' has no host; expected redis://host:port, e.g. redis://127.0.0.1:6379");
+              + "' has no host; expected redis://host:port, e.g. redis://127.0.0.1:6379"
+              + " (percent-encode '@', ':' and '/' in a password: %40, %3A, %2F)");
+    }
+    if (contains(uri.getRawPath(), '@') || contains(uri.getRawFragment(), '@')) {
+      // redis://user:pa/ss@host: the path would be a piece of the password, never to be shown
+      throw new IllegalArgumentException(
+          "Redis URI '"
+              + shown
+              + "' has a '@' after its host; percent-encode '/', '?', '#' and '@' in a password"
+              + " (%2F, %3F, %23, %40)");
     }
     host(uri.getHost().replace("[", "").replace("]", ""));
     if (uri.getPort() != -1) {
@@ -95,8 +106,8 @@ public final class RedisSettingsBuilder {
     String userInfo = uri.getRawUserInfo();
     if (userInfo != null && !userInfo.isEmpty()) {
       int colon = userInfo.indexOf(':');
-      String u = decode(colon < 0 ? userInfo : userInfo.substring(0, colon));
-      String p = colon < 0 ? null : decode(userInfo.substring(colon + 1));
+      String u = decode(colon < 0 ? userInfo : userInfo.substring(0, colon), shown);
+      String p = colon < 0 ? null : decode(userInfo.substring(colon + 1), shown);
       if (colon < 0) {
         // ambiguous (a user or a password?): refuse rather than guess
         throw new IllegalArgumentException(
@@ -113,16 +124,19 @@ public final class RedisSettingsBuilder {
       String db = path.substring(1);
       database(parseInt("database (the URI path)", db, shown));
     }
-    Map<String, String> options = NodeUri.parse(text.strip()).query();
     for (Map.Entry<String, String> option : options.entrySet()) {
       applyOption(option.getKey(), option.getValue(), shown);
     }
     return this;
   }
 
+  private static boolean contains(String s, char c) {
+    return s != null && s.indexOf(c) >= 0;
+  }
+
   /** The URI for messages: passwords and any credentials without a colon hidden. */
   static String shown(String text) {
-    return NodeUri.redact(text).replaceAll("//[^/@?#:]*@", "//***@");
+    return NodeUri.redactUri(text).replaceAll("//[^/@?#:]*@", "//***@");
   }
 
   private void applyOption(String name, String value, String shown) {
@@ -137,17 +151,27 @@ public final class RedisSettingsBuilder {
       case "verifyHostname" -> verifyHostname(parseBoolean(name, value, shown));
       default ->
           throw new IllegalArgumentException(
-              "unknown option '"
-                  + name
-                  + "' in Redis URI '"
+              "unknown option "
+                  + (name.matches("[A-Za-z0-9_.-]+")
+                      ? "'" + name + "'"
+                      : "(not shown: it could be a piece of a password with an unencoded '?')")
+                  + " in Redis URI '"
                   + shown
                   + "'; known options: "
                   + String.join(", ", new TreeSet<>(KNOWN_OPTIONS)));
     }
   }
 
-  private static String decode(String s) {
-    return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+  private static String decode(String s, String shown) {
+    try {
+      return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      // URLDecoder's message quotes the text, a piece of the password: not passed on
+      throw new IllegalArgumentException(
+          "Redis URI '"
+              + shown
+              + "' has a '%' that does not start a %XX escape in its user info; write % as %25");
+    }
   }
 
   private static int parseInt(String name, String value, String shown) {
