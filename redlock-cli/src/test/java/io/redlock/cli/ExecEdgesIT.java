@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -280,6 +281,80 @@ class ExecEdgesIT {
       Thread.sleep(500);
       assertThat(Files.size(ticks)).as("and prints no more").isEqualTo(before);
     }
+  }
+
+  @Test
+  @DisplayName(
+      "kill -9 of redlock takes the command's children too (a shell's command, a pipeline, one in"
+          + " a session of its own), not only the command: none runs on without the lock")
+  void grandchildrenDieWithRedlock() throws Exception {
+    record Case(String lock, List<String> command, List<String> targets) {}
+    List<Case> cases = new ArrayList<>();
+    cases.add(new Case("k1", List.of("sh", "-c", "sleep 77; echo done"), List.of("sleep 77")));
+    if (onPath("bash")) {
+      cases.add(
+          new Case("k2", List.of("bash", "-c", "sleep 78 | cat"), List.of("sleep 78", "cat")));
+    }
+    if (onPath("setsid")) {
+      cases.add(new Case("k3", List.of("sh", "-c", "setsid sleep 79 & wait"), List.of("sleep 79")));
+    }
+    for (Case c : cases) {
+      List<String> args = new ArrayList<>(List.of("exec", "--ttl", "3s", c.lock(), "--"));
+      args.addAll(c.command());
+      List<ProcessHandle> found = new ArrayList<>();
+      try (CliProcess a = redlock(args.toArray(String[]::new))) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        for (String target : c.targets()) {
+          ProcessHandle h;
+          while ((h = descendant(a.process, target)) == null) {
+            if (System.nanoTime() - deadline > 0 || !a.process.isAlive()) {
+              throw new AssertionError("no '" + target + "' under " + a);
+            }
+            Thread.sleep(20);
+          }
+          found.add(h);
+        }
+
+        a.signal("KILL");
+        a.exitCode(Duration.ofSeconds(30));
+
+        for (ProcessHandle h : found) {
+          long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+          while (alive(h.pid()) && System.nanoTime() - until < 0) {
+            Thread.sleep(50);
+          }
+          assertThat(alive(h.pid()))
+              .as("%s of %s still runs after redlock was killed\n%s", h.info(), c.command(), a)
+              .isFalse();
+        }
+      } finally {
+        found.forEach(ProcessHandle::destroyForcibly);
+      }
+    }
+  }
+
+  /** A descendant of {@code root} running {@code target}, e.g. "sleep 77" or "cat"; or null. */
+  private static ProcessHandle descendant(Process root, String target) {
+    String[] words = target.split(" ");
+    return root.descendants()
+        .filter(
+            h -> {
+              String command = h.info().command().orElse("");
+              String[] arguments = h.info().arguments().orElse(new String[0]);
+              return (command.equals(words[0]) || command.endsWith("/" + words[0]))
+                  && List.of(arguments).equals(List.of(words).subList(1, words.length));
+            })
+        .findFirst()
+        .orElse(null);
+  }
+
+  private static boolean onPath(String program) {
+    for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+      if (!d.isEmpty() && Files.isExecutable(Path.of(d, program))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Test

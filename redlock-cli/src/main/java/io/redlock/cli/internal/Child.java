@@ -2,8 +2,11 @@ package io.redlock.cli.internal;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -15,6 +18,7 @@ import java.util.concurrent.TimeUnit;
  * --pdeathsig KILL} (util-linux), which sets {@code PR_SET_PDEATHSIG} and then executes the
  * command, so the kernel kills the command when redlock dies, even by SIGKILL or the OOM killer.
  * The signal is tied to the thread that started the command, which is the thread that waits for it.
+ * The command's own children are not covered by that signal: a {@link Watchdog} stops them.
  */
 final class Child {
   private Child() {}
@@ -64,6 +68,100 @@ final class Child {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
+    }
+  }
+
+  /**
+   * The watchdog's script. It ignores the signals a terminal or a parent sends to a whole process
+   * group, reads the lease's token (never on a command line, where ps would show it), then waits
+   * for a second line. A line means the command ended on its own: nothing to do. End of file means
+   * redlock is gone without saying so (SIGKILL, the OOM killer, a crash): the kernel closed the
+   * pipe's write end, which only redlock held. The watchdog then stops every process whose
+   * environment holds the token, which exec gives the command and its descendants inherit: SIGTERM,
+   * SIGKILL after the grace ($1 seconds) to those still there, and again (bounded) for any that
+   * were being forked meanwhile. This finds them wherever they went: reparented, in a process group
+   * or session of their own (setsid, a shell's job control).
+   */
+  static final String WATCHDOG_SCRIPT =
+      "trap '' HUP INT QUIT TERM PIPE\n"
+          + "IFS= read -r t || exit 0\n"
+          + "IFS= read -r d && exit 0\n"
+          + "s=TERM\n"
+          + "for r in 1 2 3 4 5 6 7 8 9 10; do\n"
+          + "  p=$(printf 'REDLOCK_TOKEN=%s\\n' \"$t\" | grep -lzxFf - /proc/[0-9]*/environ 2>/dev/null"
+          + " | sed -n 's|^/proc/\\([0-9][0-9]*\\)/environ$|\\1|p')\n"
+          + "  [ -n \"$p\" ] || exit 0\n"
+          + "  kill -$s $p 2>/dev/null\n"
+          + "  if [ $s = TERM ]; then sleep \"$1\"; s=KILL; else sleep 0.2; fi\n"
+          + "done\n";
+
+  /** Where the watchdog's tools are looked for first: not wherever the user's PATH points. */
+  private static final String WATCHDOG_PATH = "/usr/bin:/bin";
+
+  /**
+   * A process that outlives redlock to stop the command and everything it started when redlock dies
+   * without stopping them itself (SIGKILL, OOM killer): {@code setpriv --pdeathsig} takes only the
+   * command, not its children. Linux only (it reads {@code /proc/PID/environ}); needs {@code sh},
+   * {@code grep}, {@code sed}, {@code kill} and {@code sleep}, present on every Debian.
+   */
+  static final class Watchdog {
+    private final Process process;
+    private final OutputStream pipe;
+
+    private Watchdog(Process process, OutputStream pipe) {
+      this.process = process;
+      this.pipe = pipe;
+    }
+
+    /**
+     * Starts the watchdog for the processes whose environment holds {@code REDLOCK_TOKEN=token},
+     * with {@code grace} between SIGTERM and SIGKILL; empty where it cannot run (not Linux, no
+     * /proc, no sh). Start it before the command, so that no descendant can come before it.
+     */
+    static Optional<Watchdog> start(String token, Duration grace, String path) {
+      if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")
+          || !Files.isReadable(Path.of("/proc/self/environ"))) {
+        return Optional.empty();
+      }
+      Path sh = Path.of("/bin/sh");
+      if (!Files.isExecutable(sh)) {
+        return Optional.empty();
+      }
+      long millis = Math.max(0, Math.min(grace.toMillis(), 60_000));
+      String seconds = String.format(Locale.ROOT, "%d.%03d", millis / 1000, millis % 1000);
+      ProcessBuilder pb =
+          new ProcessBuilder(sh.toString(), "-c", WATCHDOG_SCRIPT, "redlock-watchdog", seconds)
+              .redirectInput(ProcessBuilder.Redirect.PIPE)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .redirectError(ProcessBuilder.Redirect.DISCARD);
+      // Nothing of redlock's environment: no token (it would mark the watchdog as a target, or an
+      // outer exec's watchdog's), no credentials.
+      pb.environment().clear();
+      pb.environment()
+          .put("PATH", path == null || path.isEmpty() ? WATCHDOG_PATH : WATCHDOG_PATH + ":" + path);
+      try {
+        Process p = pb.start();
+        OutputStream out = p.getOutputStream();
+        out.write((token + "\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        return Optional.of(new Watchdog(p, out));
+      } catch (IOException e) {
+        return Optional.empty();
+      }
+    }
+
+    /** The command ended on its own: the watchdog exits without stopping anything. */
+    void disarm() {
+      try {
+        pipe.write("done\n".getBytes(StandardCharsets.US_ASCII));
+        pipe.close();
+      } catch (IOException gone) {
+        process.destroy();
+      }
+    }
+
+    long pid() {
+      return process.pid();
     }
   }
 

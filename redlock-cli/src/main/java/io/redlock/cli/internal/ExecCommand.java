@@ -65,10 +65,14 @@ import picocli.CommandLine.Spec;
           + " makes exec exit with 78 at once, naming each node and cause (--strict, the"
           + " default); with --no-strict it is outvoted with one warning line. An even number of"
           + " nodes gets a warning, as doctor gives.",
-      "On Linux the command dies with redlock, even when redlock is killed with SIGKILL or by"
-          + " the OOM killer (setpriv --pdeathsig, from util-linux). Not covered: systems other"
-          + " than Linux, Linux without setpriv, set-user-ID commands such as sudo, and processes"
-          + " the command leaves behind in the background; there the command keeps running"
+      "On Linux the command and the processes it started die with redlock, even when redlock"
+          + " is killed with SIGKILL or by the OOM killer: the command by setpriv --pdeathsig"
+          + " (util-linux), its descendants by a watchdog (sh) that redlock starts first and"
+          + " that, once redlock is gone, stops every process whose environment holds the"
+          + " lease's REDLOCK_TOKEN (SIGTERM, SIGKILL after --kill-grace). Not covered: systems"
+          + " other than Linux, Linux without setpriv, set-user-ID commands such as sudo,"
+          + " processes that drop REDLOCK_TOKEN from their environment, and processes the"
+          + " command leaves in the background when it ends on its own; these keep running"
           + " without the lock, and only --fencing protects the next holder.",
       "The command gets REDLOCK_LOCK_NAME, REDLOCK_TOKEN (the lease's random token, for"
           + " 'redlock extend' and 'redlock release'), REDLOCK_TTL_MS and, with --fencing,"
@@ -236,6 +240,15 @@ final class ExecCommand implements Callable<Integer> {
 
   private Process child;
   private volatile Lease lease;
+
+  /**
+   * Stops the command's processes if this JVM dies without doing so (SIGKILL, the OOM killer):
+   * {@code setpriv --pdeathsig} takes the command itself, the watchdog everything it started.
+   */
+  private volatile Child.Watchdog watchdog;
+
+  /** Set once {@link #terminate} was asked to stop the command (a signal, a loss). */
+  private volatile boolean stopped;
 
   /** What the release found, once {@link #cleanup} released the lease. */
   private volatile ReleaseOutcome releaseOutcome;
@@ -593,14 +606,23 @@ final class ExecCommand implements Callable<Integer> {
       if (lost.get()) {
         return ExitCodes.LOST; // lost before the command started: it never runs unlocked
       }
+      // Before the command: whatever it starts is covered from its first moment.
+      watchdog = Child.Watchdog.start(lease.token(), grace, env.get("PATH")).orElse(null);
       try {
         child = pb.start();
       } catch (IOException e) {
+        disarmWatchdog();
         return cannotStart(argv.get(0), e);
       }
       started = child;
     }
     int code = waitFor(started);
+    if (!stopped) {
+      // It ended on its own: what it left in the background is not the watchdog's to stop. When
+      // redlock stopped it (a signal, a loss), the watchdog stays armed and, as redlock exits,
+      // stops any descendant that escaped terminate().
+      disarmWatchdog();
+    }
     if (lost.get()) {
       return ExitCodes.LOST;
     }
@@ -656,6 +678,13 @@ final class ExecCommand implements Callable<Integer> {
             + ".");
     err.println("redlock: ************************************************************");
     err.flush();
+  }
+
+  private void disarmWatchdog() {
+    Child.Watchdog w = watchdog;
+    if (w != null) {
+      w.disarm();
+    }
   }
 
   private int cannotStart(String program, IOException e) {
@@ -1026,6 +1055,7 @@ final class ExecCommand implements Callable<Integer> {
 
   /** SIGTERM to the command and its descendants, SIGKILL after the grace period. */
   private void terminate(Process command) {
+    stopped = true;
     List<ProcessHandle> family = command.descendants().toList(); // before they are orphaned
     command.destroy();
     family.forEach(ProcessHandle::destroy);
