@@ -39,14 +39,23 @@ public final class RedlockBuilder {
 
   /** Adds nodes. The Redlock owns them from now on and closes them when it is closed. */
   public RedlockBuilder nodes(LockNode... nodes) {
-    return nodes(List.of(nodes));
+    return nodes(java.util.Arrays.asList(Objects.requireNonNull(nodes, "nodes must not be null")));
   }
 
   /** Adds nodes. The Redlock owns them from now on and closes them when it is closed. */
   public RedlockBuilder nodes(List<? extends LockNode> nodes) {
-    for (LockNode node : nodes) {
-      this.nodes.add(
-          new Pending(Objects.requireNonNull(node, "node must not be null"), null, null));
+    Objects.requireNonNull(nodes, "nodes must not be null");
+    for (int i = 0; i < nodes.size(); i++) {
+      LockNode node = nodes.get(i);
+      if (node == null) {
+        throw new NullPointerException(
+            "node #"
+                + (i + 1)
+                + " of "
+                + nodes.size()
+                + " is null; pass a LockNode (e.g. RedisLockNode.fromUri(...)) or leave it out");
+      }
+      this.nodes.add(new Pending(node, null, null));
     }
     return this;
   }
@@ -62,7 +71,7 @@ public final class RedlockBuilder {
    *     the message lists the schemes that are available and the module to add
    */
   public RedlockBuilder nodes(String... uris) {
-    return nodeUris(List.of(uris));
+    return nodeUris(java.util.Arrays.asList(Objects.requireNonNull(uris, "uris must not be null")));
   }
 
   /** Adds nodes by URI; see {@link #nodes(String...)}. */

@@ -43,6 +43,18 @@ class RedlockBuilderUrisTest {
   }
 
   @Test
+  @DisplayName("a null among the nodes or URIs is named by its position, not a bare NPE")
+  void nullNamedByPosition() {
+    MapLockNode a = new MapLockNode("a-" + UUID.randomUUID());
+    assertThatThrownBy(() -> Redlock.builder().nodes(a, null, a))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("node #2 of 3 is null");
+    assertThatThrownBy(() -> Redlock.builder().nodes("test-mem://x", null, "test-mem://y"))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("#2 of 3 is null");
+  }
+
+  @Test
   @DisplayName("an unknown scheme fails when the URI is added, before anything is opened")
   void unknownSchemeFailsEarly() {
     String m = UUID.randomUUID().toString();
