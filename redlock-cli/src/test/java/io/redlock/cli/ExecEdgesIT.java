@@ -136,7 +136,7 @@ class ExecEdgesIT {
         redlock("exec", "--nodes", "redis://127.0.0.1:notaport", "x", "--", "true")) {
       assertThat(p.exitCode()).as(p.toString()).isEqualTo(64);
       assertThat(p.err())
-          .contains("has a bad port: 'notaport' is not a port number")
+          .contains("has a bad port: the port is not a number from 1 to 65535")
           .doesNotContain("has no host");
     }
   }

@@ -303,20 +303,23 @@ final class NodeOptions {
         continue;
       }
       String why = null;
-      if (!port.matches("\\d{1,9}")) {
-        why = "'" + port + "' is not a port number";
-      } else if (Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65_535) {
-        why = "port " + port + " is out of range";
+      // The port is never quoted: in a URI whose password holds an '@' or ':', it is a piece of
+      // the password.
+      if (!port.matches("\\d{1,9}")
+          || Integer.parseInt(port) < 1
+          || Integer.parseInt(port) > 65_535) {
+        why = "the port is not a number from 1 to 65535";
       }
       if (why != null) {
         throw new CliException(
             ExitCodes.USAGE,
             withSource(
                 "node URI '"
-                    + NodeUri.redact(uri)
+                    + NodeUri.redactUri(uri)
                     + "' has a bad port: "
                     + why
-                    + "; a port is a number from 1 to 65535, e.g. redis://127.0.0.1:6379",
+                    + ", e.g. redis://127.0.0.1:6379 (percent-encode '@', ':' and '/' in a"
+                    + " password)",
                 selection == null ? new Selection(List.of(), "?", false, null, null) : selection));
       }
     }
