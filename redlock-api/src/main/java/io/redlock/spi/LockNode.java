@@ -137,7 +137,8 @@ public interface LockNode extends AutoCloseable {
     return Reply.failed(
         new io.redlock.RedlockNonTransientException(
             name(),
-            "this node does not report its status (capabilities().status() is false)",
+            "this node does not implement status(); declare capabilities().status() only if it"
+                + " does (a node that wraps another must forward status())",
             null));
   }
 

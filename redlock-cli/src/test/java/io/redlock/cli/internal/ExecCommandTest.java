@@ -46,6 +46,11 @@ class ExecCommandTest {
     }
 
     @Override
+    public Reply<io.redlock.spi.NodeStatus> status() {
+      return delegate.status();
+    }
+
+    @Override
     public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
       acquisitions.incrementAndGet();
       if (failuresLeft.getAndDecrement() > 0) {
