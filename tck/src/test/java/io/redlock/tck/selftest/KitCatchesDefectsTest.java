@@ -143,7 +143,8 @@ class KitCatchesDefectsTest {
   @DisplayName("keys that end early (100 ms before their TTL) fail R3.1")
   void expiresEarly() {
     Outcome outcome = run(DefectiveNodeKits.ExpiresEarly.class, "R3", "R5");
-    assertFails(outcome, Set.of("R3.1"), Set.of("R3.5", "R5.7"));
+    // R5.3 too, when a busy machine delays an extend into the 100 ms the key lost
+    assertFails(outcome, Set.of("R3.1"), Set.of("R3.5", "R5.3", "R5.7"));
     assertThat(outcome.failed().get("R3.1")).contains("the key ended early");
   }
 
