@@ -22,17 +22,19 @@ import java.util.concurrent.locks.ReentrantLock;
  * unlock} of the same thread. {@code unlock} by another thread throws {@link
  * IllegalMonitorStateException}, as {@code ReentrantLock} does.
  *
- * <p>When the lease is lost while held (its token gone from a majority of nodes, or renewals
- * failing until too little validity was left: see {@link Lease#onLost}):
+ * <p>A lost lease is never reported as held, as with {@code Redlock.asLock}. When the lease is lost
+ * while held (its token gone from a majority of nodes, renewals failing until too little validity
+ * was left, or its validity run out: see {@link Lease#onLost}):
  *
  * <ul>
- *   <li>the holder's next {@code tryLock} returns {@code false} and drops every hold it had, so
- *       that a caller polling its lock, as {@code LockRegistryLeaderInitiator}'s heartbeat does,
- *       learns of the loss and can take the lock afresh on the following call;
- *   <li>its next {@code lock} or {@code lockInterruptibly} drops the old holds and takes a new
- *       lease;
- *   <li>its next {@code unlock} drops every hold and throws {@link IllegalMonitorStateException}
- *       naming the loss.
+ *   <li>the holder's reentrant {@code lock}, {@code lockInterruptibly} and {@code tryLock} throw
+ *       {@link LeaseLostException} and leave its hold count as it was;
+ *   <li>every {@code unlock} of the holder throws {@link IllegalMonitorStateException} caused by a
+ *       {@link LeaseLostException}; each still counts, and the last one releases what is left of
+ *       the lease and frees the lock;
+ *   <li>other threads of this JVM wait for that last {@code unlock}: none is told "locked" while
+ *       the holder still believes it holds the lock. {@code LockRegistryLeaderInitiator}'s
+ *       heartbeat ({@code tryLock}) gets the exception, unlocks, and revokes leadership.
  * </ul>
  *
  * <p>{@link #fencingToken()} gives the current lease's fencing token when the Redlock was built
@@ -55,11 +57,6 @@ public final class RedlockRegistryLock implements Lock {
 
   /** The holding thread's lease; written while holding {@link #local}. */
   private volatile Lease lease;
-
-  /** A thread whose holds were dropped because its lease was lost, and why; for unlock. */
-  private volatile Thread droppedFor;
-
-  private volatile LeaseLost droppedBecause;
 
   /** When this lock was last obtained, locked or unlocked (monotonic nanos). */
   private volatile long lastUsed = System.nanoTime();
@@ -125,12 +122,8 @@ public final class RedlockRegistryLock implements Lock {
   public void lockInterruptibly() throws InterruptedException {
     local.lockInterruptibly();
     if (local.getHoldCount() > 1) {
-      if (leaseValid()) {
-        touch();
-        return;
-      }
-      dropHolds();
-      local.lockInterruptibly();
+      reenter();
+      return;
     }
     try {
       while (!held(redlock.acquire(resource, ttl, FOREVER))) {
@@ -171,12 +164,8 @@ public final class RedlockRegistryLock implements Lock {
   /** With the local lock just taken: reenter, or acquire the lease within {@code waitNanos}. */
   private boolean afterLocalLock(long waitNanos) {
     if (local.getHoldCount() > 1) {
-      if (leaseValid()) {
-        touch();
-        return true;
-      }
-      dropHolds(); // the lease was lost: say so, and start afresh on the next call
-      return false;
+      reenter();
+      return true;
     }
     try {
       if (held(redlock.acquire(resource, ttl, Duration.ofNanos(waitNanos)))) {
@@ -216,44 +205,30 @@ public final class RedlockRegistryLock implements Lock {
       return false;
     }
     lease = taken;
-    droppedFor = null;
-    droppedBecause = null;
     touch();
     return true;
   }
 
-  private boolean leaseValid() {
+  /**
+   * A reentry of the holder (its local hold just counted): throws {@link LeaseLostException},
+   * giving that hold back, if the lease was lost; the holder's other holds stay until it unlocks.
+   */
+  private void reenter() {
     Lease l = lease;
-    return l != null && l.isValid();
-  }
-
-  /** Drops every hold of the current thread after its lease was lost, releasing what is left. */
-  private void dropHolds() {
-    Lease stale = lease;
-    lease = null;
-    droppedBecause = lostOrNull(stale);
-    droppedFor = Thread.currentThread();
     try {
-      if (stale != null) {
-        stale.release(); // also when lost: it cleans up the nodes that still hold it
+      if (l != null) {
+        l.checkValid();
       }
-    } finally {
-      while (local.isHeldByCurrentThread()) {
-        local.unlock();
-      }
-      touch();
+    } catch (LeaseLostException e) {
+      local.unlock();
+      throw e;
     }
+    touch();
   }
 
   @Override
   public void unlock() {
     if (!local.isHeldByCurrentThread()) {
-      LeaseLost lost = droppedBecause;
-      if (droppedFor == Thread.currentThread() && lost != null) {
-        droppedFor = null;
-        droppedBecause = null;
-        throw lostWhileHeld(lost);
-      }
       throw new IllegalMonitorStateException(
           "the lock on '"
               + resource
@@ -263,34 +238,36 @@ public final class RedlockRegistryLock implements Lock {
     }
     Lease held = lease;
     LeaseLost lost = lostOrNull(held);
-    if (lost != null) {
-      dropHolds();
-      droppedFor = null;
-      droppedBecause = null;
-      throw lostWhileHeld(lost);
-    }
     if (local.getHoldCount() > 1) {
       local.unlock();
       touch();
-      return;
+    } else {
+      lease = null;
+      try {
+        if (held != null) {
+          held.release(); // also when lost: it cleans up the nodes that still hold it
+        }
+      } finally {
+        local.unlock();
+        touch();
+      }
     }
-    lease = null;
-    try {
-      held.release();
-    } finally {
-      local.unlock();
-      touch();
+    if (lost != null) {
+      throw lostWhileHeld(lost);
     }
   }
 
   private IllegalMonitorStateException lostWhileHeld(LeaseLost lost) {
-    return new IllegalMonitorStateException(
-        "the lock on '"
-            + resource
-            + "' was lost while held ("
-            + lost.reason()
-            + "): "
-            + lost.detail());
+    IllegalMonitorStateException e =
+        new IllegalMonitorStateException(
+            "the lock on '"
+                + resource
+                + "' was lost while held ("
+                + lost.reason()
+                + "): "
+                + lost.detail());
+    e.initCause(new LeaseLostException(lost));
+    return e;
   }
 
   private static LeaseLost lostOrNull(Lease l) {

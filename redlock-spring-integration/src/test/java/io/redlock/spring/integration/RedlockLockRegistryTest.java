@@ -3,6 +3,7 @@ package io.redlock.spring.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.redlock.LeaseLostException;
 import io.redlock.Redlock;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
@@ -265,8 +266,8 @@ class RedlockLockRegistryTest {
 
   @Test
   @DisplayName(
-      "a lease lost while held: the holder's tryLock says false and frees the lock; unlock then"
-          + " names the loss")
+      "a lease lost while held: the holder's tryLock throws, the lock stays the holder's until its"
+          + " unlock, which names the loss")
   void lostWhileHeld() throws Exception {
     RedlockRegistryLock lock = registry1.obtain(key);
     lock.lock();
@@ -277,17 +278,22 @@ class RedlockLockRegistryTest {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     boolean reentered = true;
     while (reentered && System.nanoTime() < deadline) {
-      reentered = lock.tryLock();
-      if (reentered) {
+      try {
+        reentered = lock.tryLock();
         lock.unlock();
         Thread.sleep(50);
+      } catch (LeaseLostException | IllegalMonitorStateException e) {
+        reentered = false; // the reentry, or the inner unlock, found the lease lost
       }
     }
     assertThat(reentered).as("tryLock by the holder after the loss").isFalse();
-    assertThat(lock.isLocked()).isFalse();
+    assertThat(lock.isLocked()).as("still the holder's until it unlocks").isTrue();
+    assertThat(freeForAnotherThread(lock)).isFalse();
     assertThatThrownBy(lock::unlock)
         .isInstanceOf(IllegalMonitorStateException.class)
-        .hasMessageContaining("lost while held");
+        .hasMessageContaining("lost while held")
+        .hasCauseInstanceOf(LeaseLostException.class);
+    assertThat(lock.isLocked()).isFalse();
     assertThat(lock.tryLock()).as("a fresh lease on the next call").isTrue();
     lock.unlock();
   }
