@@ -37,6 +37,9 @@ class LossMatrixShedLockTest {
   /** lockAtMostFor: the lease's TTL. */
   private static final Duration TTL = Duration.ofMillis(1_000);
 
+  /** How long B holds what it was granted: past every check. */
+  private static final Duration B_HOLDS = Duration.ofMinutes(1);
+
   private static RedisServers redis;
 
   private Redlock redlockA;
@@ -91,6 +94,7 @@ class LossMatrixShedLockTest {
     for (RedisServer server : redis) {
       server.resume();
     }
+    locksOfB.forEach(SimpleLock::unlock);
     redlockA.close();
     redlockB.close();
     other.close();
@@ -132,12 +136,20 @@ class LossMatrixShedLockTest {
     return new Held(name, lock, start);
   }
 
-  /** B polls for the lock, for at most 10 s; answers when it was granted. */
+  /** B's locks, unlocked after each test. */
+  private final List<SimpleLock> locksOfB = new ArrayList<>();
+
+  /**
+   * B polls for the lock, for at most 10 s; answers when it was granted. B holds it for a minute
+   * (until the test ends), however slow the checks that follow.
+   */
   private long grantB(String name) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (System.nanoTime() < deadline) {
-      Optional<SimpleLock> got = b.lock(config(name, Duration.ZERO));
+      Optional<SimpleLock> got =
+          b.lock(new LockConfiguration(ClockProvider.now(), name, B_HOLDS, Duration.ZERO));
       if (got.isPresent()) {
+        locksOfB.add(got.get());
         return System.nanoTime();
       }
       Thread.sleep(20);
