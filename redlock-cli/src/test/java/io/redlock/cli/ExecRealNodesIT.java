@@ -147,7 +147,7 @@ class ExecRealNodesIT {
     try (CliProcess p = redlock(Map.of(), "exec", "--nodes", oneBad, "m", "--", "true")) {
       assertThat(p.exitCode()).as(p.toString()).isEqualTo(78);
       assertThat(p.err())
-          .contains("strictNodes is on", badName, "authentication failed")
+          .contains("--strict is on", badName, "authentication failed")
           .doesNotContain("wrong-pw");
     }
     try (CliProcess p =

@@ -363,7 +363,7 @@ final class NodeProbe {
 
   /** The failure's message without the node's name in front (the report names the node). */
   static String message(String name, LockNode node, RuntimeException e) {
-    String m = NodeUri.redact(String.valueOf(e.getMessage()));
+    String m = CliWords.translate(NodeUri.redact(String.valueOf(e.getMessage())));
     for (String prefix : new String[] {name, node == null ? null : NodeUri.redact(node.name())}) {
       if (prefix != null && m.startsWith(prefix + ": ")) {
         m = m.substring(prefix.length() + 2);

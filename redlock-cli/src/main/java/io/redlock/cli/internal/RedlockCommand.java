@@ -4,7 +4,6 @@ import io.redlock.NodeFailure;
 import io.redlock.NodesMisconfiguredException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
-import io.redlock.spi.NodeUri;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -187,7 +186,7 @@ public final class RedlockCommand implements Runnable {
         && !u.getUnmatched().get(0).startsWith("-")) {
       message = "unknown command '" + u.getUnmatched().get(0) + "'; commands: " + commands(cmd);
     }
-    err.println("redlock: " + Durations.humanize(NodeUri.redact(message)));
+    err.println("redlock: " + CliWords.tell(message));
     err.println("Run '" + cmd.getCommandSpec().qualifiedName() + " --help' for usage.");
     err.flush();
     return ExitCodes.USAGE;
@@ -214,7 +213,7 @@ public final class RedlockCommand implements Runnable {
       message = "internal error (please report it): " + e;
       e.printStackTrace(err);
     }
-    err.println("redlock: " + Durations.humanize(NodeUri.redact(message)));
+    err.println("redlock: " + CliWords.tell(message));
     err.flush();
     return code;
   }
@@ -230,8 +229,12 @@ public final class RedlockCommand implements Runnable {
     StringBuilder sb =
         new StringBuilder("nodes misconfigured: ")
             .append(detail > 0 ? message.substring(0, detail) : message);
+    List<String> causes = new ArrayList<>();
     for (NodeFailure f : m.failures()) {
-      sb.append(System.lineSeparator()).append("redlock:   ").append(f);
+      causes.add(f.toString());
+    }
+    for (String cause : CliWords.blocksOnce(causes)) {
+      sb.append(System.lineSeparator()).append("redlock:   ").append(cause);
     }
     return sb.toString();
   }
