@@ -111,6 +111,12 @@ final class NodeOptions {
 
   boolean verbose;
 
+  /** Where {@link #select} tells people things. */
+  private PrintStream err = System.err;
+
+  /** Where notes said once are remembered: the data directory of the zero-setup files. */
+  private Path notesDir;
+
   /** The nodes of the Redlock {@link #build} made last (it owns and closes them). */
   List<LockNode> opened = List.of();
 
@@ -133,11 +139,29 @@ final class NodeOptions {
     }
   }
 
-  /** Turns on the libraries' debug logs; read by slf4j-simple when the first logger is made. */
+  /**
+   * Turns on Redlock's own debug logs, and the third-party libraries' (Netty, Vert.x, the drivers,
+   * pools) at INFO: their DEBUG lines are about their own start-up, not about the nodes. Read by
+   * slf4j-simple when each logger is made.
+   */
   static void verboseLogs() {
-    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "debug");
-    System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "info");
-    System.setProperty("org.slf4j.simpleLogger.log.org.mongodb", "info");
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "info");
+    System.setProperty("org.slf4j.simpleLogger.log.io.redlock", "debug");
+  }
+
+  /**
+   * Leaves to the tool what the engine would log at WARN on every run: a misconfigured node (the
+   * tool names each one itself, once, with exit 78 or a warning line) and nodes that are not
+   * durable (the tool says that once, see {@link #noteNotDurable}). With -v the engine says it too.
+   * Call before the first Redlock is built.
+   */
+  void quietEngineLog() {
+    if (!verbose()) {
+      System.setProperty(
+          "org.slf4j.simpleLogger.log.io.redlock.engine.internal.BuildChecks", "error");
+      System.setProperty(
+          "org.slf4j.simpleLogger.log.io.redlock.engine.internal.NodeStates", "error");
+    }
   }
 
   /**
@@ -178,6 +202,8 @@ final class NodeOptions {
    * says so on {@code err}. {@code ${VAR}} references in the URIs are expanded from {@code env}.
    */
   Selection select(Map<String, String> env, PrintStream err) {
+    this.err = err;
+    this.notesDir = dataDir(env);
     Selection raw = selectRaw(env, err);
     if (raw.zeroSetup()) {
       return raw;
@@ -572,9 +598,13 @@ final class NodeOptions {
       for (Requirement requirement : requirements) {
         requirement.check(nodes, selection);
       }
-      warmUp(nodes, requirements.contains(Requirement.STATUS), warmUp);
+      quietEngineLog();
+      List<String> notDurable = warmUp(nodes, warmUp);
       Redlock redlock = customize.apply(builder.nodes(nodes)).build();
       opened = nodes;
+      if (!redlock.settings().restartQuarantineEnabled()) {
+        noteNotDurable(notDurable);
+      }
       return redlock;
     } catch (RuntimeException e) {
       LockNodes.closeQuietly(nodes, e);
@@ -592,32 +622,44 @@ final class NodeOptions {
 
   /**
    * One harmless round trip per node, in parallel, before the first lock attempt: a
-   * compare-and-delete of a random key that cannot exist, and with {@code status} also a status
-   * report (which restart quarantine reads in the same attempt, against the same deadline). A tool
-   * starts cold (connections, lazy table creation, a JVM that has not compiled anything yet), and a
-   * first attempt slower than the per-node timeout would otherwise fail for no reason, which
-   * matters with {@code --no-wait}. Failures are ignored here: a node that is down is counted as
-   * such by the lock attempt itself. Waits at most {@code budget}, so that a node that is down
-   * (whose connection attempts run into their own timeouts) does not hold the tool up.
+   * compare-and-delete of a random key that cannot exist, and a status report from nodes that
+   * declare one (restart quarantine reads it in the same attempt, against the same deadline; it
+   * also says whether the node is durable). A tool starts cold (connections, lazy table creation, a
+   * JVM that has not compiled anything yet), and a first attempt slower than the per-node timeout
+   * would otherwise fail for no reason, which matters with {@code --no-wait}. Failures are ignored
+   * here: a node that is down is counted as such by the lock attempt itself. Waits at most {@code
+   * budget}, so that a node that is down (whose connection attempts run into their own timeouts)
+   * does not hold the tool up.
+   *
+   * @return the nodes whose status report says they are not durable
    */
-  static void warmUp(List<LockNode> nodes, boolean status, Duration budget) {
+  static List<String> warmUp(List<LockNode> nodes, Duration budget) {
     String key = "redlock-warmup:" + UUID.randomUUID();
     String token = UUID.randomUUID().toString();
     List<Reply<?>> replies = new ArrayList<>();
+    Map<Reply<?>, String> statusOf = new java.util.IdentityHashMap<>();
     for (LockNode node : nodes) {
       try {
         replies.add(node.release(key, token));
-        if (status && node.capabilities().status()) {
-          replies.add(node.status());
+        if (node.capabilities().status()) {
+          Reply<?> status = node.status();
+          replies.add(status);
+          statusOf.put(status, NodeUri.redact(node.name()));
         }
       } catch (RuntimeException e) {
         // reported by the lock attempt, with the engine's wording
       }
     }
+    List<String> notDurable = new ArrayList<>();
     long deadline = System.nanoTime() + budget.toNanos();
     for (Reply<?> reply : replies) {
       try {
-        reply.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        Object answer = reply.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        if (statusOf.containsKey(reply)
+            && answer instanceof io.redlock.spi.NodeStatus status
+            && !status.durable()) {
+          notDurable.add(statusOf.get(reply));
+        }
       } catch (NodeTimeoutException e) {
         reply.abandon(late -> {});
       } catch (RuntimeException e) {
@@ -625,6 +667,59 @@ final class NodeOptions {
           reply.abandon(late -> {}); // the call may still go out: let the backend clean up
         }
         // otherwise reported by the lock attempt, with the engine's wording
+      }
+    }
+    return notDurable;
+  }
+
+  /** The directory, beside the zero-setup files, whose files say which notes were said. */
+  static final String SAID_DIR = "said";
+
+  /**
+   * Says once, not on every run (cron mails every run's stderr), that nodes keep their locks in
+   * memory only, as the zero-setup note is said once: a file in the data directory lists the nodes
+   * already named, so that only a node not named before is named again. With -v it is said every
+   * time.
+   */
+  void noteNotDurable(List<String> notDurable) {
+    if (notDurable.isEmpty()) {
+      return;
+    }
+    Path marker = notesDir == null ? null : notesDir.resolve(SAID_DIR).resolve("not-durable");
+    Set<String> said = new TreeSet<>();
+    if (marker != null && Files.isRegularFile(marker)) {
+      try {
+        said.addAll(Files.readAllLines(marker));
+      } catch (IOException e) {
+        // unreadable: say it again
+      }
+    }
+    List<String> news = notDurable.stream().filter(n -> !said.contains(n)).toList();
+    if (news.isEmpty() && !verbose()) {
+      return;
+    }
+    List<String> named = verbose() ? notDurable : news;
+    err.println(
+        "redlock: note: "
+            + (named.size() == 1 ? "this node keeps its" : "these nodes keep their")
+            + " locks in memory only: "
+            + String.join(", ", named)
+            + ". If one restarts empty, a second client can be granted a lock the first still"
+            + " holds: use --quarantine <your longest TTL>, or make them durable (Redis: appendonly"
+            + " yes, appendfsync always)"
+            + (marker == null ? "" : " (said once, see " + marker + ")"));
+    if (marker != null && !news.isEmpty()) {
+      said.addAll(news);
+      try {
+        Files.createDirectories(marker.getParent());
+        List<String> lines = new ArrayList<>();
+        lines.add(
+            "# redlock said once that these nodes keep their locks in memory only (-v says it"
+                + " every time); delete this file to hear it again");
+        said.stream().filter(n -> !n.startsWith("#")).forEach(lines::add);
+        Files.write(marker, lines);
+      } catch (IOException e) {
+        // a read-only directory: the note is simply said again next time
       }
     }
   }
