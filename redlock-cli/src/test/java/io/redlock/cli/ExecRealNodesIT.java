@@ -171,8 +171,8 @@ class ExecRealNodesIT {
 
   @Test
   @DisplayName(
-      "2: doctor warns when one Redis is listed twice (/0 and /1: the same run_id); exec warns"
-          + " about an even node count")
+      "2: doctor fails, as exec does, when one Redis is listed twice (/0 and /1: the same"
+          + " run_id); exec warns about an even node count")
   void sameServerAndEvenCount() throws IOException {
     RedisServer one = redis.get(0);
     String twice =
@@ -182,9 +182,9 @@ class ExecRealNodesIT {
             "redis://127.0.0.1:" + one.port() + "/1",
             redis.get(1).uri());
     try (CliProcess p = redlock(Map.of(), "doctor", "--json", "--nodes", twice)) {
-      assertThat(p.exitCode()).as(p.toString()).isZero();
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(78);
       JsonNode report = new ObjectMapper().readTree(p.out());
-      assertThat(report.get("verdict").asText()).isEqualTo("WARN");
+      assertThat(report.get("verdict").asText()).isEqualTo("FAIL");
       JsonNode same = null;
       for (JsonNode f : report.get("findings")) {
         if (f.get("topic").asText().equals("SAME_SERVER")) {

@@ -2,6 +2,10 @@ package io.redlock.cli.internal;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.redlock.Lease;
+import io.redlock.NodeFailure;
+import io.redlock.NodesMisconfiguredException;
+import io.redlock.Redlock;
 import io.redlock.RedlockException;
 import io.redlock.RedlockSettings;
 import io.redlock.cli.internal.NodeProbe.NodeReport;
@@ -15,6 +19,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -52,12 +58,17 @@ import picocli.CommandLine.Option;
       "Lists every backend with the jar or folder it was loaded from (third-party ones come"
           + " from REDLOCK_CLASSPATH).",
       "Nodes that report the same incarnation are one server listed twice (127.0.0.1 and"
-          + " localhost, or /0 and /1 on one Redis): the verdict warns, since their votes fail"
-          + " together.",
+          + " localhost, or /0 and /1 on one Redis): the verdict fails, as exec refuses them,"
+          + " since their votes fail together.",
+      "Nodes that fail in a way no retry fixes (a wrong password, a missing table, an unknown"
+          + " host, a refused TLS handshake) fail the verdict as they fail exec, in exec's words:"
+          + " doctor asks the engine, built with the same settings, for one attempt on a fresh"
+          + " key. With --no-strict they are a warning, as exec --no-strict outvotes them.",
       "Nodes are probed in parallel, and doctor answers within --budget (6s by default) however"
           + " many nodes are down.",
       "Exits with 0 if the verdict is OK or WARN, 69 if fewer than a quorum of nodes are"
-          + " reachable (or, with --quarantine, may vote), 78 if the timing does not fit, 64 if"
+          + " reachable (or, with --quarantine, may vote), 78 if nodes are misconfigured (as"
+          + " above: exec exits with 78 on them too) or the timing does not fit, 64 if"
           + " --quarantine is given and a node cannot report its status."
     })
 final class DoctorCommand implements Callable<Integer> {
@@ -103,6 +114,18 @@ final class DoctorCommand implements Callable<Integer> {
           "Judge as exec --quarantine MAXTTL would run: a node that is not durable votes only once"
               + " it has been up for MAXTTL plus the drift allowance. Default: off.")
   Duration quarantine;
+
+  @Option(
+      names = "--strict",
+      negatable = true,
+      defaultValue = "true",
+      fallbackValue = "true",
+      description =
+          "Judge as exec --strict (the default) would run: a node that fails in a way no retry"
+              + " fixes (a wrong password, a missing table, an unknown host, a refused TLS"
+              + " handshake) is a failure, exit 78, even if the other nodes make a majority. With"
+              + " --no-strict it is a warning: such a node is outvoted.")
+  boolean strict;
 
   @Option(names = "--json", description = "Print JSON instead of a table.")
   boolean json;
@@ -153,7 +176,8 @@ final class DoctorCommand implements Callable<Integer> {
       List<String> notAvailable,
       String notAvailableReason,
       List<Plugins.Backend> backends,
-      List<String> backendProblems) {}
+      List<String> backendProblems,
+      List<String> misconfigured) {}
 
   @Override
   public Integer call() throws Exception {
@@ -165,6 +189,7 @@ final class DoctorCommand implements Callable<Integer> {
     ExecCommand.requirePositive("--budget", budget);
     ExecCommand.checkQuarantine(quarantine, ttl);
     PrintStream out = System.out;
+    nodeOptions.quietEngineLog(); // the findings say it, in the tool's words
     NodeOptions.Selection selection = nodeOptions.select(System.getenv(), System.err);
     LockNodes backends = LockNodes.discover();
     List<NodeUri> uris;
@@ -184,9 +209,17 @@ final class DoctorCommand implements Callable<Integer> {
             ? null
             : new Verdict.Quarantine(quarantine, quarantine.plus(settings.driftFor(quarantine)));
 
+    // What exec would say about these nodes, found by the engine while the probes run.
+    ExecutorService engine = Executors.newSingleThreadExecutor(daemon("redlock-doctor-engine"));
+    long budgetEnds = System.nanoTime() + budget.toNanos();
+    Future<EngineVerdict> engineVerdict =
+        engine.submit(() -> engineVerdict(backends, selection, uris, settings));
+    engine.shutdown();
+    List<NodeReport> probed = probeAll(backends, uris);
+    EngineVerdict verdict = awaitEngineVerdict(engineVerdict, budgetEnds);
     List<NodeReport> reports = new ArrayList<>();
     List<Verdict.NodeFacts> facts = new ArrayList<>();
-    for (NodeReport r : probeAll(backends, uris)) {
+    for (NodeReport r : probed) {
       Verdict.NodeFacts f =
           new Verdict.NodeFacts(
               r.node(),
@@ -206,8 +239,13 @@ final class DoctorCommand implements Callable<Integer> {
               view.state().json, view.left() == null ? null : Durations.millis(view.left())));
       facts.add(f);
     }
-    List<Verdict.Finding> findings =
-        new ArrayList<>(Verdict.judge(facts, ttl, nodeTimeout, drift, selection.zeroSetup(), q));
+    List<Verdict.Finding> findings = new ArrayList<>();
+    if (verdict.finding() != null) {
+      findings.add(verdict.finding());
+    }
+    findings.addAll(
+        Verdict.judge(
+            facts, ttl, nodeTimeout, drift, selection.zeroSetup(), q, verdict.misconfigured()));
     Map<String, String> incarnations = new LinkedHashMap<>();
     for (NodeReport r : reports) {
       if (r.reachable() && r.incarnation() != null && !r.incarnation().isBlank()) {
@@ -244,7 +282,8 @@ final class DoctorCommand implements Callable<Integer> {
                 + String.join(", ", CLOCK_FIELDS)
                 + " need capabilities().clock()",
             Plugins.describe(backends),
-            backends.problems());
+            backends.problems(),
+            List.copyOf(verdict.misconfigured()));
     if (json) {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       out.println(mapper.writeValueAsString(report));
@@ -275,19 +314,24 @@ final class DoctorCommand implements Callable<Integer> {
   /** 69 for too few reachable (or voting) nodes, 64 for --quarantine on unfit nodes, else 78. */
   static int exitCode(List<Verdict.Finding> findings) {
     int code = ExitCodes.OK;
+    int best = Integer.MAX_VALUE;
     for (Verdict.Finding f : findings) {
       if (f.level() != Verdict.Level.FAIL) {
         continue;
       }
       int c =
           switch (f.topic()) {
+            case MISCONFIGURED -> ExitCodes.CONFIG;
             case REACHABILITY, QUARANTINE -> ExitCodes.UNREACHABLE;
             case QUARANTINE_SUPPORT -> ExitCodes.USAGE;
             default -> ExitCodes.CONFIG;
           };
-      // Precedence: nothing reachable says most, then a misconfiguration, then timing.
-      if (code == ExitCodes.OK || rank(c) < rank(code)) {
+      // Precedence: misconfigured nodes (exec stops at once on them, whatever else is wrong),
+      // then nothing reachable, then a usage problem, then timing.
+      int r = f.topic() == Verdict.Topic.MISCONFIGURED ? -1 : rank(c);
+      if (code == ExitCodes.OK || r < best) {
         code = c;
+        best = r;
       }
     }
     return code;
@@ -298,6 +342,141 @@ final class DoctorCommand implements Callable<Integer> {
       case ExitCodes.UNREACHABLE -> 0;
       case ExitCodes.USAGE -> 1;
       default -> 2;
+    };
+  }
+
+  /**
+   * What the engine says of the nodes, as exec would hear it.
+   *
+   * @param finding a failure (strict) or warning (--no-strict) naming the nodes that fail in a way
+   *     no retry fixes, in exec's words; null when there are none, or the check did not end in time
+   * @param misconfigured those nodes, by the doctor's names for them
+   */
+  record EngineVerdict(Verdict.Finding finding, Set<String> misconfigured) {
+    static final EngineVerdict NONE = new EngineVerdict(null, Set.of());
+  }
+
+  /**
+   * Builds a Redlock over the same nodes with the same settings as exec (strict or not), warmed up
+   * as exec warms it up, and tries a fresh key once: the engine, not a second classifier, tells
+   * which nodes are misconfigured (a wrong password, a missing table, an unknown host, a refused
+   * TLS handshake), in the words exec prints. One server listed twice is left to the doctor's own
+   * finding, which names the nodes by the incarnation they report.
+   */
+  private EngineVerdict engineVerdict(
+      LockNodes backends,
+      NodeOptions.Selection selection,
+      List<NodeUri> uris,
+      RedlockSettings settings) {
+    List<LockNode> nodes;
+    try {
+      nodes = backends.openAll(selection.uris());
+    } catch (RuntimeException e) {
+      return EngineVerdict.NONE; // the probes report the node that cannot be opened
+    }
+    Map<String, String> doctorName = new LinkedHashMap<>();
+    for (int i = 0; i < nodes.size(); i++) {
+      doctorName.put(NodeUri.redact(nodes.get(i).name()), uris.get(i).redacted());
+    }
+    String key = "redlock-doctor:" + java.util.UUID.randomUUID();
+    NodeOptions.warmUp(nodes, NodeOptions.WARM_UP_TIMEOUT);
+    Redlock redlock;
+    try {
+      redlock =
+          Redlock.builder()
+              .settings(settings.withRetry(1, settings.retryDelayMin(), settings.retryDelayMax()))
+              .strictNodes(strict)
+              .allowSharedServers()
+              .nodes(nodes)
+              .build();
+    } catch (NodesMisconfiguredException m) {
+      LockNodes.closeQuietly(nodes, m);
+      return misconfigured(m, key, doctorName);
+    } catch (RuntimeException e) {
+      LockNodes.closeQuietly(nodes, e);
+      return EngineVerdict.NONE;
+    }
+    try (redlock) {
+      Optional<Lease> lease = redlock.tryAcquire(key, ttl);
+      if (lease.isEmpty()) {
+        return EngineVerdict.NONE;
+      }
+      List<NodeFailure> outvoted =
+          lease.get().failedNodes().stream().filter(f -> !f.isTransient()).toList();
+      lease.get().release();
+      if (outvoted.isEmpty()) {
+        return EngineVerdict.NONE;
+      }
+      // --no-strict: exec runs, with one warning line per node
+      List<String> causes = new ArrayList<>();
+      for (NodeFailure f : outvoted) {
+        causes.add(f.toString());
+      }
+      return new EngineVerdict(
+          new Verdict.Finding(
+              Verdict.Level.WARN,
+              Verdict.Topic.MISCONFIGURED,
+              CliWords.tell(
+                  String.join("; ", CliWords.blocksOnce(causes))
+                      + " (no retry fixes this; exec --no-strict outvotes "
+                      + (outvoted.size() == 1 ? "it" : "them")
+                      + ", but the quorum tolerates "
+                      + (outvoted.size() == 1 ? "one failure" : outvoted.size() + " failures")
+                      + " less until "
+                      + (outvoted.size() == 1 ? "it is" : "they are")
+                      + " fixed)")),
+          names(outvoted, doctorName));
+    } catch (NodesMisconfiguredException m) {
+      return misconfigured(m, key, doctorName);
+    } catch (RuntimeException e) {
+      return EngineVerdict.NONE; // not a misconfiguration: the probes say what it is
+    }
+  }
+
+  /** Exec's words for nodes that fail in a way no retry fixes (exit 78). */
+  private static EngineVerdict misconfigured(
+      NodesMisconfiguredException m, String key, Map<String, String> doctorName) {
+    String message = RedlockCommand.misconfigured(m).replace("cannot lock '" + key + "': ", "");
+    return new EngineVerdict(
+        new Verdict.Finding(
+            Verdict.Level.FAIL,
+            Verdict.Topic.MISCONFIGURED,
+            CliWords.tell(message.replace(System.lineSeparator() + "redlock:   ", "; "))
+                + " (exec exits with 78 on these nodes)"),
+        names(m.failures(), doctorName));
+  }
+
+  private static Set<String> names(List<NodeFailure> failures, Map<String, String> doctorName) {
+    Set<String> out = new java.util.LinkedHashSet<>();
+    for (NodeFailure f : failures) {
+      out.add(doctorName.getOrDefault(f.node(), f.node()));
+    }
+    return out;
+  }
+
+  /**
+   * The engine's verdict, waited for until --budget ends (as the probes are), and at least a moment
+   * after them: its build waits at most a second for statuses, and its one attempt at most a node
+   * timeout. Without an answer by then, the probes' findings stand alone.
+   */
+  private static EngineVerdict awaitEngineVerdict(Future<EngineVerdict> verdict, long budgetEnds) {
+    long wait = Math.max(budgetEnds - System.nanoTime(), 200_000_000L);
+    try {
+      return verdict.get(wait, TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      verdict.cancel(true);
+      return EngineVerdict.NONE;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException(ExitCodes.INTERNAL, "interrupted while probing the nodes", e);
+    }
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
     };
   }
 
@@ -449,7 +628,9 @@ final class DoctorCommand implements Callable<Integer> {
           new String[] {
             r.node(),
             r.backend() == null ? "-" : r.backend(),
-            r.reachable() ? (r.error() == null ? "yes" : "errors") : "NO",
+            r.reachable()
+                ? (r.error() == null ? "yes" : "errors")
+                : report.misconfigured().contains(r.node()) ? "MISCONFIGURED" : "NO",
             ms(r.openMs()),
             ms(r.firstCallMs()),
             ms(r.rttMedianMs()),
@@ -495,9 +676,21 @@ final class DoctorCommand implements Callable<Integer> {
             + " + when the store is ahead, from the fastest of several reads, ± half its round"
             + " trip; n/a where the backend does not read the store's clock; \"this machine\""
             + " where the store runs in this process.)");
+    // A missing table's DDL once, not once per node and again in the verdict.
+    List<String> texts = new ArrayList<>();
     for (NodeReport r : report.nodes()) {
+      texts.add(r.error() == null ? "" : r.error());
+    }
+    for (Verdict.Finding f : report.findings()) {
+      texts.add(f.message());
+    }
+    texts = CliWords.blocksOnce(texts);
+    List<String> errors = texts.subList(0, report.nodes().size());
+    List<String> findingTexts = texts.subList(report.nodes().size(), texts.size());
+    for (int i = 0; i < report.nodes().size(); i++) {
+      NodeReport r = report.nodes().get(i);
       if (r.error() != null) {
-        out.println("  " + r.node() + ": " + r.error());
+        out.println("  " + r.node() + ": " + errors.get(i));
       }
       if (r.statusError() != null) {
         out.println("  " + r.node() + ": status report failed: " + r.statusError());
@@ -519,9 +712,13 @@ final class DoctorCommand implements Callable<Integer> {
     }
     out.println();
     out.println("Verdict: " + report.verdict());
-    for (Verdict.Finding f : report.findings()) {
+    for (int i = 0; i < report.findings().size(); i++) {
+      Verdict.Finding f = report.findings().get(i);
       out.printf(
-          Locale.ROOT, "  %-4s  %s%n", f.level().name().toLowerCase(Locale.ROOT), f.message());
+          Locale.ROOT,
+          "  %-4s  %s%n",
+          f.level().name().toLowerCase(Locale.ROOT),
+          findingTexts.get(i));
     }
   }
 

@@ -32,6 +32,11 @@ final class Verdict {
     CLOCK,
     /** Two or more nodes report the same incarnation: one server listed more than once. */
     SAME_SERVER,
+    /**
+     * Nodes fail in a way no retry fixes (a wrong password, a missing table, an unknown host, a
+     * refused TLS handshake), as the engine classifies them: exec exits with 78 on them.
+     */
+    MISCONFIGURED,
     SETUP
   }
 
@@ -199,6 +204,25 @@ final class Verdict {
       Duration drift,
       boolean local,
       Quarantine quarantine) {
+    return judge(nodes, ttl, nodeTimeout, drift, local, quarantine, java.util.Set.of());
+  }
+
+  /**
+   * The findings, worst first within each topic.
+   *
+   * @param quarantine restart quarantine, or null when it is off
+   * @param misconfigured nodes the engine found failing in a way no retry fixes: not counted as
+   *     reachable, and not called merely unreachable (the {@link Topic#MISCONFIGURED} finding names
+   *     them with their causes)
+   */
+  static List<Finding> judge(
+      List<NodeFacts> nodes,
+      Duration ttl,
+      Duration nodeTimeout,
+      Duration drift,
+      boolean local,
+      Quarantine quarantine,
+      java.util.Set<String> misconfigured) {
     List<Finding> out = new ArrayList<>();
     int n = nodes.size();
     int quorum = n / 2 + 1;
@@ -207,7 +231,12 @@ final class Verdict {
     List<String> tight = new ArrayList<>();
     int fast = 0;
     Duration worst = Duration.ZERO;
+    List<String> broken = new ArrayList<>();
     for (NodeFacts node : nodes) {
+      if (misconfigured.contains(node.name())) {
+        broken.add(node.name());
+        continue;
+      }
       if (!node.reachable()) {
         down.add(node.name());
         continue;
@@ -225,7 +254,7 @@ final class Verdict {
         }
       }
     }
-    int reachable = n - down.size();
+    int reachable = n - down.size() - broken.size();
     if (reachable < quorum) {
       out.add(
           new Finding(
@@ -237,8 +266,11 @@ final class Verdict {
                   + n
                   + " nodes are reachable and a quorum needs "
                   + quorum
-                  + ": no lock can be acquired. Unreachable: "
-                  + String.join(", ", down)));
+                  + ": no lock can be acquired."
+                  + (down.isEmpty() ? "" : " Unreachable: " + String.join(", ", down) + ".")
+                  + (broken.isEmpty()
+                      ? ""
+                      : " Misconfigured: " + String.join(", ", broken) + ".")));
     } else if (!down.isEmpty()) {
       out.add(
           new Finding(
@@ -658,9 +690,11 @@ final class Verdict {
     int n = incarnations.size();
     return java.util.Optional.of(
         new Finding(
-            Level.WARN,
+            Level.FAIL,
             Topic.SAME_SERVER,
-            "the same server is listed more than once (the nodes report the same incarnation): "
+            "some nodes are one server listed twice (they report the same incarnation), so its"
+                + " loss would take several votes at once; point every node at a separate server"
+                + " (exec refuses them, exit 78): "
                 + String.join("; ", groups)
                 + ". Their votes fail together, so these "
                 + n

@@ -378,8 +378,8 @@ class VerdictTest {
 
   @Test
   @DisplayName(
-      "warns when nodes report the same incarnation: one server listed twice, whose votes fail"
-          + " together")
+      "fails, as exec does, when nodes report the same incarnation: one server listed twice, whose"
+          + " votes fail together")
   void sameServer() {
     java.util.Map<String, String> incarnations = new java.util.LinkedHashMap<>();
     incarnations.put("redis://127.0.0.1:7000/0", "run-a");
@@ -388,7 +388,7 @@ class VerdictTest {
 
     Verdict.Finding f = Verdict.sameServer(incarnations).orElseThrow();
 
-    assertThat(f.level()).isEqualTo(Verdict.Level.WARN);
+    assertThat(f.level()).isEqualTo(Verdict.Level.FAIL);
     assertThat(f.topic()).isEqualTo(Verdict.Topic.SAME_SERVER);
     assertThat(f.message())
         .contains("redis://127.0.0.1:7000/0 and redis://localhost:7000/1")
