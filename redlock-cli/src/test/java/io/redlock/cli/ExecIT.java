@@ -334,7 +334,7 @@ class ExecIT {
       assertThat(p.err())
           .contains(
               "no backend for scheme 'nosuch'",
-              "Schemes available: jdbc:h2, jdbc:mariadb, jdbc:mysql, jdbc:postgresql, jdbc:sqlite,"
+              "Schemes available: jdbc:h2, jdbc:mariadb, jdbc:postgresql, jdbc:sqlite,"
                   + " mongodb, mongodb+srv, postgres, postgresql, redis, rediss")
           .doesNotContain("s3cret");
     }

@@ -181,6 +181,18 @@ public final class SqlErrors {
         "the JDBC URL or DataSource");
   }
 
+  /** Where the server of {@code node} says who may log in from where, to name in a message. */
+  static String accessRules(String node) {
+    String n = node == null ? "" : node.toLowerCase(Locale.ROOT);
+    if (n.startsWith("jdbc:mariadb:") || n.startsWith("jdbc:mysql:")) {
+      return "the account's allowed hosts, GRANTs";
+    }
+    if (n.startsWith("jdbc:postgresql:") || n.startsWith("postgres")) {
+      return "pg_hba.conf, GRANTs";
+    }
+    return "the users it allows, and their GRANTs";
+  }
+
   /**
    * The exception for a failure of {@code kind}, shared by both PostgreSQL backends so that a
    * SQLState means the same thing on either.
@@ -206,7 +218,9 @@ public final class SqlErrors {
                   + detail
                   + "): check the user and password in "
                   + configuredIn
-                  + ", and the server's access rules (pg_hba.conf, GRANTs)",
+                  + ", and the server's access rules ("
+                  + accessRules(node)
+                  + ")",
               error);
       case UNKNOWN_DATABASE ->
           new RedlockNonTransientException(

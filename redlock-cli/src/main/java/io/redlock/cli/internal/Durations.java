@@ -80,7 +80,11 @@ final class Durations implements ITypeConverter<Duration> {
               + "ms");
     }
     throw new IllegalArgumentException(
-        "'" + value + "' is not a duration; write e.g. 30s, 500ms, 1.5s, 2m, 1m30s, 1h or PT30S");
+        // no ISO-8601 example: the tool prints durations in messages as people write them, and
+        // PT30S would come out as a second 30s
+        "'"
+            + value
+            + "' is not a duration; write e.g. 30s, 500ms, 1.5s, 2m, 1m30s, 1h, or ISO-8601");
   }
 
   /**

@@ -246,13 +246,18 @@ final class NodeOptions {
       if (uris.isEmpty()) {
         throw new CliException(ExitCodes.USAGE, "--nodes was given but names no node URI");
       }
-      if (uris.stream().anyMatch(NodeOptions::holdsPassword)) {
-        err.println(
-            "redlock: warning: a password written in --nodes shows in ps and in the shell's"
-                + " history; put it in a config file only you can read (--config FILE or"
-                + " REDLOCK_CONFIG, nodes=...), or refer to an environment variable:"
-                + " --nodes 'redis://:${REDIS_PASSWORD}@host:6379'");
-      }
+      uris.stream()
+          .filter(NodeOptions::holdsPassword)
+          .findFirst()
+          .ifPresent(
+              uri ->
+                  err.println(
+                      "redlock: warning: a password written in --nodes shows in ps and in the"
+                          + " shell's history; put it in a config file only you can read"
+                          + " (--config FILE or REDLOCK_CONFIG, nodes=...), or refer to an"
+                          + " environment variable: --nodes '"
+                          + passwordFromVariable(uri)
+                          + "'"));
       return new Selection(uris, "--nodes", false, null, null);
     }
     if (config != null) {
@@ -291,6 +296,28 @@ final class NodeOptions {
           Path.of(configEnv), "environment variable " + ConfiguredNodes.CONFIG_ENV, err);
     }
     return zeroSetup(env, err);
+  }
+
+  /**
+   * {@code uri} with a reference to an environment variable where its password is, in the URI's own
+   * form: {@code redis://:${REDIS_PASSWORD}@host:6379}, {@code
+   * postgresql://u:${POSTGRESQL_PASSWORD}@host/db}, {@code
+   * jdbc:mariadb://host/db?user=u&password=${MARIADB_PASSWORD}}.
+   */
+  static String passwordFromVariable(String uri) {
+    String scheme;
+    try {
+      scheme = NodeUri.parse(uri).scheme();
+    } catch (RuntimeException e) {
+      scheme = "node";
+    }
+    String variable =
+        scheme
+                .substring(scheme.lastIndexOf(':') + 1)
+                .toUpperCase(java.util.Locale.ROOT)
+                .replaceAll("[^A-Z0-9]", "_")
+            + "_PASSWORD";
+    return NodeUri.redactUri(uri).replace("***", "${" + variable + "}");
   }
 
   /**
@@ -729,6 +756,6 @@ final class NodeOptions {
         message != null && message.contains("no backend for scheme")
             ? " (the tool adds third-party backends from " + Plugins.ENV + ")"
             : "";
-    return message + hint + " [nodes from " + selection.source() + "]";
+    return Plugins.usableSchemesOnly(message) + hint + " [nodes from " + selection.source() + "]";
   }
 }

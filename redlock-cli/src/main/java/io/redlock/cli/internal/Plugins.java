@@ -80,6 +80,9 @@ final class Plugins {
   static List<Backend> describe(LockNodes backends) {
     Map<LockNodeProvider, List<String>> byProvider = new LinkedHashMap<>();
     for (String scheme : backends.schemes()) {
+      if (!driverPresent(scheme)) {
+        continue; // e.g. jdbc:mysql: backend-jdbc opens it, but no driver in the jar accepts it
+      }
       try {
         LockNodeProvider p = backends.providerFor(NodeUri.parse(scheme + ":"));
         byProvider.computeIfAbsent(p, k -> new ArrayList<>()).add(scheme);
@@ -92,6 +95,63 @@ final class Plugins {
         (p, schemes) ->
             out.add(new Backend(schemes, p.getClass().getName(), origin(p.getClass()))));
     return out;
+  }
+
+  /**
+   * Whether a node of {@code scheme} can be opened here: for a {@code jdbc:} scheme, whether a JDBC
+   * driver on the class path (the jar's, or one from {@value #ENV}) accepts its URLs; other schemes
+   * need no driver of their own.
+   */
+  static boolean driverPresent(String scheme) {
+    if (!scheme.startsWith("jdbc:")) {
+      return true;
+    }
+    String[] samples = {scheme + "://localhost/redlock", scheme + ":redlock"};
+    ClassLoader loader = Thread.currentThread().getContextClassLoader();
+    for (java.util.Iterator<java.sql.Driver> drivers =
+            java.util.ServiceLoader.load(java.sql.Driver.class, loader).iterator();
+        ; ) {
+      java.sql.Driver driver;
+      try {
+        if (!drivers.hasNext()) {
+          return false;
+        }
+        driver = drivers.next();
+      } catch (java.util.ServiceConfigurationError e) {
+        continue; // a driver that cannot be loaded accepts nothing
+      }
+      for (String url : samples) {
+        try {
+          if (driver.acceptsURL(url)) {
+            return true;
+          }
+        } catch (java.sql.SQLException | RuntimeException e) {
+          // does not accept it
+        }
+      }
+    }
+  }
+
+  /**
+   * A library message's "Schemes available: a, b, c" without the schemes whose driver is missing
+   * ({@link #driverPresent}): the tool offers only what it can open.
+   */
+  static String usableSchemesOnly(String message) {
+    String label = "Schemes available: ";
+    int start = message == null ? -1 : message.indexOf(label);
+    if (start < 0) {
+      return message;
+    }
+    int from = start + label.length();
+    int end = message.indexOf(". ", from);
+    end = end < 0 ? message.length() : end;
+    List<String> usable = new ArrayList<>();
+    for (String scheme : message.substring(from, end).split(", ")) {
+      if (driverPresent(scheme.strip())) {
+        usable.add(scheme);
+      }
+    }
+    return message.substring(0, from) + String.join(", ", usable) + message.substring(end);
   }
 
   private static String origin(Class<?> c) {
