@@ -131,6 +131,7 @@ final class CliProcess implements AutoCloseable {
     pb.environment().remove("REDLOCK_NODES");
     pb.environment().remove("REDLOCK_CONFIG");
     pb.environment().remove("REDLOCK_CLASSPATH");
+    pb.environment().remove("REDLOCK_EXEC_SOCKET"); // not an outer exec's, if the build runs in one
     pb.environment().putAll(env);
     pb.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
     pb.redirectOutput(out.toFile());

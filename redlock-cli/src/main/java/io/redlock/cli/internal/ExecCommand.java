@@ -302,7 +302,10 @@ final class ExecCommand implements Callable<Integer> {
     checkQuarantine(quarantine, ttl);
     nodeOptions.quietLeaseLog();
     long started = System.nanoTime();
-    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
+    NodeOptions.Selection selection =
+        ParentExec.nodes(nodeOptions, System.getenv())
+            .orElseGet(() -> nodeOptions.select(System.getenv(), err));
+    this.selection = selection;
     List<NodeOptions.Requirement> requirements = new ArrayList<>();
     if (fencing) {
       requirements.add(NodeOptions.Requirement.FENCING);
@@ -571,6 +574,7 @@ final class ExecCommand implements Callable<Integer> {
       env.remove("REDLOCK_FENCING_TOKEN"); // not one inherited from an outer exec
     }
     s.credentialVariables().forEach(env::remove); // the nodes' secrets are not the command's
+    openChannel(env);
     Optional<Child.Problem> problem = Child.check(argv.get(0), env.get("PATH"));
     if (problem.isPresent()) {
       err.println(
@@ -680,6 +684,192 @@ final class ExecCommand implements Callable<Integer> {
     err.flush();
   }
 
+  // ---------------------------------------------------------------------------------------------
+  // Nested redlock commands
+
+  /** The nodes in use, as the channel hands them to nested commands. */
+  private NodeOptions.Selection selection;
+
+  /** Where nested redlock commands reach this exec; closed by {@link #cleanup}. */
+  private volatile ParentExec channel;
+
+  /**
+   * Opens the channel for the redlock commands the command runs and names it in the command's
+   * environment. If it cannot be opened, the variable names a socket that does not exist, so that
+   * those commands refuse to run rather than use other nodes.
+   */
+  private void openChannel(Map<String, String> env) {
+    try {
+      channel = ParentExec.listen(this::answer);
+      env.put(ParentExec.ENV, channel.socket().toString());
+    } catch (IOException | RuntimeException e) {
+      err.println(
+          "redlock: warning: no channel for redlock commands run by the command ("
+              + e
+              + "): redlock extend, release and status inside it need --nodes or --config");
+      env.put(ParentExec.ENV, "/nonexistent/redlock-exec-channel-unavailable");
+    }
+  }
+
+  /** Answers a nested command (see {@link ParentExec}): on the channel's thread. */
+  Map<String, List<String>> answer(Map<String, String> request) {
+    Lease l = lease;
+    Map<String, List<String>> a = new LinkedHashMap<>();
+    if (l == null || !l.token().equals(request.get("auth"))) {
+      a.put("refused", List.of("the request did not carry this exec's REDLOCK_TOKEN"));
+      return a;
+    }
+    String op = String.valueOf(request.get("op"));
+    if (op.equals("nodes")) {
+      a.put("node", selection.uris());
+      Duration t =
+          nodeOptions.nodeTimeout != null ? nodeOptions.nodeTimeout : selection.nodeTimeout();
+      if (t != null) {
+        a.put("node-timeout-ms", List.of(Long.toString(Math.max(1, t.toMillis()))));
+      }
+      Double d =
+          nodeOptions.driftFactor != null ? nodeOptions.driftFactor : selection.driftFactor();
+      if (d != null) {
+        a.put("drift-factor", List.of(d.toString()));
+      }
+      a.put("zero-setup", List.of(Boolean.toString(selection.zeroSetup())));
+      a.put(
+          "source",
+          List.of("pid " + ProcessHandle.current().pid() + ", nodes from " + selection.source()));
+      return a;
+    }
+    if (!lockName.equals(request.get("name"))) {
+      return a; // not this exec's lease: the caller uses the nodes itself
+    }
+    if (op.equals("extend")) {
+      return answerExtend(l, Duration.ofMillis(Long.parseLong(request.get("ttl-ms"))));
+    }
+    if (op.equals("release")) {
+      return answerRelease(l);
+    }
+    a.put("refused", List.of("unknown request '" + op + "'"));
+    return a;
+  }
+
+  /**
+   * A nested {@code redlock extend} of this exec's lease: extended here, so that the keep-alive,
+   * which renews with the TTL the lease was last extended with, goes on with it; never with less
+   * than exec's own --ttl, which the renewal period was chosen for.
+   */
+  private Map<String, List<String>> answerExtend(Lease l, Duration asked) {
+    Duration use = asked.compareTo(ttl) < 0 ? ttl : asked;
+    boolean extended;
+    try {
+      extended = l.extend(use);
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      return exit(
+          ExitCodes.LOST,
+          "redlock: not held: '"
+              + lockName
+              + "': the lease of the 'redlock exec' this runs under is no longer held ("
+              + e.getMessage()
+              + ")");
+    }
+    Map<RedlockListener.Outcome, Long> counts = watch.lastCounts();
+    long yes = counts.getOrDefault(RedlockListener.Outcome.YES, 0L);
+    long no = counts.getOrDefault(RedlockListener.Outcome.NO, 0L);
+    int n = redlock.nodes().size();
+    if (extended) {
+      return exit(
+          ExitCodes.OK,
+          "redlock: extended '"
+              + lockName
+              + "' to "
+              + Durations.human(use)
+              + " on "
+              + yes
+              + " of "
+              + n
+              + " nodes; valid for "
+              + Durations.format(l.remainingValidity())
+              + (use.equals(asked)
+                  ? ""
+                  : " (asked for "
+                      + Durations.human(asked)
+                      + "; exec renews with at least its --ttl)"));
+    }
+    if (no >= redlock.quorum()) {
+      return exit(
+          ExitCodes.LOST,
+          "redlock: not held: '"
+              + lockName
+              + "' is not held with this token by a majority of the nodes ("
+              + no
+              + " of "
+              + n
+              + " answered that it is not)");
+    }
+    return exit(
+        ExitCodes.UNREACHABLE,
+        "redlock: nodes unreachable: could not extend '"
+            + lockName
+            + "': "
+            + yes
+            + " of "
+            + n
+            + " nodes confirmed its token, a quorum needs "
+            + redlock.quorum()
+            + "; exec keeps renewing it with its previous TTL");
+  }
+
+  /** A nested {@code redlock release} of this exec's lease: released here; renewal stops. */
+  private Map<String, List<String>> answerRelease(Lease l) {
+    ReleaseOutcome o = l.release();
+    releaseOutcome = o;
+    if (o.deleted() >= redlock.quorum()) {
+      return exit(
+          ExitCodes.OK,
+          "redlock: released '"
+              + lockName
+              + "': deleted on "
+              + o.deleted()
+              + " of "
+              + o.nodes()
+              + " nodes"
+              + (o.failedNodes().isEmpty()
+                  ? ""
+                  : "; no answer from "
+                      + String.join(", ", o.failedNodes())
+                      + ", where it expires by its TTL")
+              + "; the command runs on without the lock");
+    }
+    if (o.answered() >= redlock.quorum()) {
+      return exit(
+          ExitCodes.LOST,
+          "redlock: not held: '"
+              + lockName
+              + "' is not held with this token by a majority of the nodes ("
+              + (o.answered() - o.deleted())
+              + " of "
+              + o.nodes()
+              + " answered that it is not)");
+    }
+    return exit(
+        ExitCodes.UNREACHABLE,
+        "redlock: nodes unreachable: released '"
+            + lockName
+            + "' on "
+            + o.deleted()
+            + " of "
+            + o.nodes()
+            + " nodes only, a quorum needs "
+            + redlock.quorum()
+            + "; no answer from "
+            + String.join(", ", o.failedNodes()));
+  }
+
+  private static Map<String, List<String>> exit(int code, String line) {
+    Map<String, List<String>> a = new LinkedHashMap<>();
+    a.put("exit", List.of(Integer.toString(code)));
+    a.put("err", List.of(NodeUri.redact(line)));
+    return a;
+  }
+
   private void disarmWatchdog() {
     Child.Watchdog w = watchdog;
     if (w != null) {
@@ -734,6 +924,7 @@ final class ExecCommand implements Callable<Integer> {
     private int calls;
     private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
     private Map<String, Outcome> lastFailure = Map.of();
+    private Map<String, Outcome> lastOutcomes = Map.of();
     private int failures;
     private int failuresWithCalls;
     private boolean lastWithoutCalls;
@@ -826,6 +1017,7 @@ final class ExecCommand implements Callable<Integer> {
             warn = failuresWithCalls == 1;
           }
         }
+        lastOutcomes = Map.copyOf(outcomes);
         calls = 0;
         outcomes.clear();
       }
@@ -855,6 +1047,15 @@ final class ExecCommand implements Callable<Integer> {
                 + " of validity left, retrying; the command is stopped if "
                 + Durations.human(margin)
                 + " or less is left");
+      }
+    }
+
+    /** How the nodes answered the last extension, by outcome. */
+    Map<Outcome, Long> lastCounts() {
+      synchronized (lock) {
+        Map<Outcome, Long> counts = new java.util.EnumMap<>(Outcome.class);
+        lastOutcomes.values().forEach(o -> counts.merge(o, 1L, Long::sum));
+        return counts;
       }
     }
 
@@ -1102,6 +1303,10 @@ final class ExecCommand implements Callable<Integer> {
     }
     Lease l = lease;
     Redlock r = redlock;
+    ParentExec c = channel;
+    if (c != null) {
+      c.close();
+    }
     try {
       if (l != null) {
         ReleaseOutcome outcome = l.release();

@@ -61,7 +61,9 @@ final class InspectCommands {
         throw new CliException(ExitCodes.USAGE, "LOCKNAME must not be blank");
       }
       ExecCommand.requirePositive("--timeout", timeout);
-      NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
+      NodeOptions.Selection selection =
+          ParentExec.nodes(nodeOptions, System.getenv())
+              .orElseGet(() -> nodeOptions.select(System.getenv(), err));
       return nodeOptions.build(selection, b -> b, List.of(), NodeOptions.WARM_UP_MIN);
     }
 

@@ -76,7 +76,8 @@ final class LeaseCommands {
     final PrintStream err = System.err;
     final Answers answers = new Answers();
 
-    Redlock open() {
+    /** Checks LOCKNAME and finds the token: --token, else $REDLOCK_TOKEN. */
+    void resolveToken() {
       if (lockName.isBlank()) {
         throw new CliException(ExitCodes.USAGE, "LOCKNAME must not be blank");
       }
@@ -89,8 +90,23 @@ final class LeaseCommands {
             "no token: give --token TOKEN, or run inside 'redlock exec', which sets"
                 + " REDLOCK_TOKEN");
       }
+    }
+
+    /**
+     * Inside 'redlock exec', for exec's own lease: exec does it ({@link ParentExec}); the exit
+     * code, or empty.
+     */
+    java.util.Optional<Integer> byParent(String op, Duration ttl) {
+      resolveToken();
+      return ParentExec.ownLease(op, lockName, token, ttl, err);
+    }
+
+    Redlock open() {
+      resolveToken();
       nodeOptions.quietLeaseLog();
-      NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
+      NodeOptions.Selection selection =
+          ParentExec.nodes(nodeOptions, System.getenv())
+              .orElseGet(() -> nodeOptions.select(System.getenv(), err));
       return nodeOptions.build(
           selection,
           b -> b.maxExtensions(Integer.MAX_VALUE).listener(answers),
@@ -172,6 +188,10 @@ final class LeaseCommands {
     @Override
     public Integer call() {
       ExecCommand.requirePositive("--ttl", ttl);
+      java.util.Optional<Integer> parent = byParent("extend", ttl);
+      if (parent.isPresent()) {
+        return parent.get();
+      }
       Redlock redlock = open();
       try {
         Lease lease = redlock.resume(lockName, token, ttl);
@@ -217,6 +237,10 @@ final class LeaseCommands {
   static final class Release extends ByToken {
     @Override
     public Integer call() {
+      java.util.Optional<Integer> parent = byParent("release", null);
+      if (parent.isPresent()) {
+        return parent.get();
+      }
       Redlock redlock = open();
       try {
         Lease lease;

@@ -1,0 +1,298 @@
+package io.redlock.cli.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+
+/**
+ * The channel between {@code redlock exec} and the redlock commands its command runs ({@code
+ * extend}, {@code release}, {@code status}, {@code unlock}, a nested {@code exec}).
+ *
+ * <p>exec listens on a Unix domain socket in a directory of its own that only its user may enter
+ * (0700), and names the socket in {@value #ENV}. A nested command asks exec over it, showing the
+ * lease's token ({@code REDLOCK_TOKEN}) as its credential: for exec's own lease, exec extends or
+ * releases it itself, so that its renewal goes on with the TTL the command asked for; for anything
+ * else, exec hands over the nodes it uses (URIs with their credentials, node timeout, drift
+ * factor), which then never appear in the command's environment or in {@code ps}. A nested command
+ * that cannot reach its exec refuses to run rather than use other nodes.
+ *
+ * <p>The protocol: the client sends {@code key=value} lines and shuts its output; exec answers with
+ * {@code key=value} lines and closes.
+ */
+final class ParentExec implements AutoCloseable {
+  /** The environment variable that names exec's socket, for the command it runs. */
+  static final String ENV = "REDLOCK_EXEC_SOCKET";
+
+  /** Requests and replies larger than this are refused: the channel carries a few lines. */
+  private static final int MAX_BYTES = 1 << 16;
+
+  private final Path dir;
+  private final Path socket;
+  private final ServerSocketChannel server;
+
+  private ParentExec(Path dir, Path socket, ServerSocketChannel server) {
+    this.dir = dir;
+    this.socket = socket;
+    this.server = server;
+  }
+
+  /**
+   * Listens on a fresh socket in a private directory under {@code $XDG_RUNTIME_DIR} (else the
+   * temporary directory), answering each request with {@code handler} on a daemon thread.
+   */
+  static ParentExec listen(Function<Map<String, String>, Map<String, List<String>>> handler)
+      throws IOException {
+    String runtime = System.getenv("XDG_RUNTIME_DIR");
+    Path base =
+        runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))
+            ? Path.of(runtime)
+            : Path.of(System.getProperty("java.io.tmpdir"));
+    Path dir =
+        Files.createTempDirectory(
+            base,
+            "redlock-exec-",
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path socket = dir.resolve("socket");
+    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    try {
+      server.bind(UnixDomainSocketAddress.of(socket));
+    } catch (IOException e) {
+      server.close();
+      Files.deleteIfExists(dir);
+      throw e;
+    }
+    ParentExec p = new ParentExec(dir, socket, server);
+    Thread t = new Thread(() -> p.serve(handler), "redlock-exec-channel");
+    t.setDaemon(true);
+    t.start();
+    return p;
+  }
+
+  Path socket() {
+    return socket;
+  }
+
+  private void serve(Function<Map<String, String>, Map<String, List<String>>> handler) {
+    while (server.isOpen()) {
+      SocketChannel c;
+      try {
+        c = server.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      Thread t =
+          new Thread(
+              () -> {
+                try (c) {
+                  Map<String, String> request = first(parse(readAll(c)));
+                  write(c, handler.apply(request));
+                } catch (IOException | RuntimeException e) {
+                  // the client gone, or a malformed request: it sees the connection end
+                }
+              },
+              "redlock-exec-request");
+      t.setDaemon(true);
+      t.start();
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.close();
+      Files.deleteIfExists(socket);
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      // a temporary directory left behind
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Client side: the commands exec runs
+
+  /** exec's answer: {@code key -> values}, in order. */
+  record Answer(Map<String, List<String>> fields) {
+    Optional<String> get(String key) {
+      List<String> v = fields.get(key);
+      return v == null || v.isEmpty() ? Optional.empty() : Optional.of(v.get(0));
+    }
+
+    List<String> all(String key) {
+      return fields.getOrDefault(key, List.of());
+    }
+  }
+
+  /** The socket named by {@value #ENV}, if the environment names one. */
+  static Optional<Path> socket(Map<String, String> env) {
+    String s = env.get(ENV);
+    return s == null || s.isBlank() ? Optional.empty() : Optional.of(Path.of(s));
+  }
+
+  /**
+   * Sends {@code request} to the exec at {@code socket}; a usage error naming the socket if that
+   * exec cannot be reached (exit 69): a nested command never falls back to other nodes.
+   */
+  static Answer ask(Path socket, Map<String, String> request) {
+    try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+      c.connect(UnixDomainSocketAddress.of(socket));
+      write(c, toFields(request));
+      c.shutdownOutput();
+      Answer a = new Answer(parse(readAll(c)));
+      if (a.fields().isEmpty()) {
+        throw new IOException("no answer");
+      }
+      a.get("refused")
+          .ifPresent(
+              why -> {
+                throw new CliException(ExitCodes.USAGE, unreachable(socket, why));
+              });
+      return a;
+    } catch (IOException e) {
+      throw new CliException(ExitCodes.UNREACHABLE, unreachable(socket, e.toString()));
+    }
+  }
+
+  private static String unreachable(Path socket, String why) {
+    return "this runs inside 'redlock exec' ("
+        + ENV
+        + "="
+        + socket
+        + "), but that exec did not answer ("
+        + why
+        + "); refusing to use other nodes than its own. Run it while exec runs, or name the"
+        + " nodes yourself with --nodes or --config";
+  }
+
+  /**
+   * The nodes of the exec this command runs under, when {@value #ENV} names one and the command
+   * names no nodes itself (--nodes, --config); empty otherwise.
+   */
+  static Optional<NodeOptions.Selection> nodes(NodeOptions options, Map<String, String> env) {
+    Optional<Path> socket = socket(env);
+    if (socket.isEmpty()
+        || (options.nodes != null && !options.nodes.isEmpty())
+        || options.config != null) {
+      return Optional.empty();
+    }
+    Map<String, String> request = new LinkedHashMap<>();
+    request.put("auth", String.valueOf(env.get("REDLOCK_TOKEN")));
+    request.put("op", "nodes");
+    Answer a = ask(socket.get(), request);
+    List<String> uris = a.all("node");
+    if (uris.isEmpty()) {
+      throw new CliException(ExitCodes.UNREACHABLE, unreachable(socket.get(), "it named no nodes"));
+    }
+    Duration timeout =
+        a.get("node-timeout-ms").map(ms -> Duration.ofMillis(Long.parseLong(ms))).orElse(null);
+    Double drift = a.get("drift-factor").map(Double::valueOf).orElse(null);
+    return Optional.of(
+        new NodeOptions.Selection(
+            List.copyOf(uris),
+            "the parent 'redlock exec' (" + a.get("source").orElse("?") + ")",
+            Boolean.parseBoolean(a.get("zero-setup").orElse("false")),
+            timeout,
+            drift));
+  }
+
+  /**
+   * For {@code extend} and {@code release} of the lease exec holds (its LOCKNAME and token): asks
+   * exec to do it, prints exec's lines on {@code err} and returns the exit code; empty when this is
+   * not exec's lease or no exec is around.
+   */
+  static Optional<Integer> ownLease(
+      String op, String lockName, String token, Duration ttl, PrintStream err) {
+    Map<String, String> env = System.getenv();
+    Optional<Path> socket = socket(env);
+    if (socket.isEmpty()
+        || !lockName.equals(env.get("REDLOCK_LOCK_NAME"))
+        || !token.equals(env.get("REDLOCK_TOKEN"))) {
+      return Optional.empty();
+    }
+    Map<String, String> request = new LinkedHashMap<>();
+    request.put("auth", token);
+    request.put("op", op);
+    request.put("name", lockName);
+    if (ttl != null) {
+      request.put("ttl-ms", Long.toString(ttl.toMillis()));
+    }
+    Answer a = ask(socket.get(), request);
+    if (a.get("exit").isEmpty()) {
+      return Optional.empty(); // not exec's lease after all
+    }
+    a.all("err").forEach(err::println);
+    err.flush();
+    return Optional.of(Integer.valueOf(a.get("exit").get()));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lines
+
+  private static Map<String, List<String>> toFields(Map<String, String> m) {
+    Map<String, List<String>> f = new LinkedHashMap<>();
+    m.forEach((k, v) -> f.put(k, List.of(v)));
+    return f;
+  }
+
+  private static Map<String, String> first(Map<String, List<String>> fields) {
+    Map<String, String> m = new LinkedHashMap<>();
+    fields.forEach((k, v) -> m.put(k, v.get(0)));
+    return m;
+  }
+
+  private static String readAll(SocketChannel c) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteBuffer buf = ByteBuffer.allocate(4096);
+    while (c.read(buf) >= 0) {
+      buf.flip();
+      out.write(buf.array(), 0, buf.limit());
+      buf.clear();
+      if (out.size() > MAX_BYTES) {
+        throw new IOException("too long");
+      }
+    }
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private static Map<String, List<String>> parse(String text) {
+    Map<String, List<String>> fields = new LinkedHashMap<>();
+    for (String line : text.split("\n")) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        fields
+            .computeIfAbsent(line.substring(0, eq), k -> new ArrayList<>())
+            .add(line.substring(eq + 1));
+      }
+    }
+    return fields;
+  }
+
+  private static void write(SocketChannel c, Map<String, List<String>> fields) throws IOException {
+    StringBuilder sb = new StringBuilder();
+    fields.forEach(
+        (k, values) -> {
+          for (String v : values) {
+            sb.append(k).append('=').append(v.replace('\n', ' ')).append('\n');
+          }
+        });
+    var out = Channels.newOutputStream(c);
+    out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+}
