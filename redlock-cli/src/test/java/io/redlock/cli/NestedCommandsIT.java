@@ -24,9 +24,10 @@ import org.junit.jupiter.api.TestInfo;
 
 /**
  * redlock extend, release and status run by the command of redlock exec, on real Redis servers
- * whose password exec keeps out of the command's environment.
+ * whose password exec keeps out of the command's environment; and exec's start and end when nodes
+ * are stopped (SIGSTOP).
  */
-@DisplayName("redlock commands inside exec, on real Redis")
+@DisplayName("redlock commands inside exec, and exec with stopped nodes, on real Redis")
 class NestedCommandsIT {
   private static final String SECRET = "nested-s3cret";
 
@@ -218,6 +219,34 @@ class NestedCommandsIT {
         assertThat(p.err()).contains("refusing to use other nodes than its own");
         assertThat(p.out()).doesNotContain("FREE");
       }
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "2: --no-wait with 3 of 5 nodes stopped makes one attempt (the stopped nodes never"
+          + " answered) and says so")
+  void noWaitWithStoppedNodes() throws Exception {
+    Map<String, String> env = new HashMap<>();
+    env.put("XDG_DATA_HOME", dir.resolve("xdg").toString());
+    env.put("REDLOCK_NODES", String.join(",", open.uris()));
+    open.get(2).pause();
+    open.get(3).pause();
+    open.get(4).pause();
+    try (CliProcess p = CliProcess.start(dir, env, "-v", "exec", "--no-wait", "nw", "--", "true")) {
+      assertThat(p.exitCode()).as(p.toString()).isEqualTo(69);
+      String last =
+          p.err()
+              .lines()
+              .filter(l -> l.startsWith("redlock: nodes unreachable"))
+              .findFirst()
+              .orElseThrow(() -> new AssertionError(p.toString()));
+      assertThat(last).contains("(1 attempt)");
+      assertThat(p.err()).doesNotContain("trying again");
+    } finally {
+      open.get(2).resume();
+      open.get(3).resume();
+      open.get(4).resume();
     }
   }
 }

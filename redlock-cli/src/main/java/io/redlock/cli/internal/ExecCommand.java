@@ -324,7 +324,7 @@ final class ExecCommand implements Callable<Integer> {
               return quarantine == null ? b : b.restartQuarantine(quarantine);
             },
             requirements,
-            NodeOptions.warmUpBudget(maxWait));
+            warmUpBudget());
     warnNodeCount(redlock.nodes().size());
     margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
     grace = killGrace != null ? killGrace : margin.dividedBy(2);
@@ -471,17 +471,27 @@ final class ExecCommand implements Callable<Integer> {
     };
   }
 
+  /** The attempts {@link #acquire} made, and when the first began (nanoTime). */
+  private int attempts;
+
+  private long firstAttemptAt;
+
   /**
    * Acquires the lock. With --no-wait, an attempt that failed because too few nodes answered in
-   * time (a node stalled for a moment, as happens on a loaded machine) is not "busy": it is
-   * repeated a few times after the usual random pause before giving up.
+   * time is not "busy": if a node that missed it has answered before (it stalled for a moment, as
+   * happens on a loaded machine), it is repeated a few times after the usual random pause before
+   * giving up. Nodes that never answered (stopped, unreachable) are not waited for again.
    */
   Lease acquire(Duration maxWait) throws InterruptedException {
-    for (int attempt = 1; ; attempt++) {
+    firstAttemptAt = System.nanoTime();
+    for (attempts = 1; ; attempts++) {
       try {
         return redlock.acquire(lockName, ttl, maxWait);
       } catch (LockTimeoutException e) {
-        if (!noWait || attempt >= NO_WAIT_ATTEMPTS || classify(e) != Failure.UNREACHABLE) {
+        if (!noWait
+            || attempts >= NO_WAIT_ATTEMPTS
+            || classify(e) != Failure.UNREACHABLE
+            || !answeredBefore(e.unreachableNodes())) {
           throw e;
         }
         if (nodeOptions.verbose()) {
@@ -493,6 +503,39 @@ final class ExecCommand implements Callable<Integer> {
         TimeUnit.NANOSECONDS.sleep(ThreadLocalRandom.current().nextLong(min, max));
       }
     }
+  }
+
+  /**
+   * How long the warm-up before the first attempt may wait for the nodes: not at all. Its calls are
+   * still sent, and finish in the background, while the engine's build check asks every node that
+   * reports a status for it, which opens and warms the same connections; waiting for both, one
+   * after the other, made a stopped node cost the start twice. A node slower than that to warm up
+   * answers a later attempt (--no-wait repeats an attempt for a node that has answered since).
+   */
+  private static Duration warmUpBudget() {
+    return Duration.ZERO;
+  }
+
+  /** Whether any of {@code nodes} has answered a call of this process (a late answer counts). */
+  private boolean answeredBefore(List<String> nodes) {
+    return redlock.health().stream()
+        .anyMatch(h -> nodes.contains(h.node()) && h.sinceLastAnswer().isPresent());
+  }
+
+  /**
+   * The failure's message, counting every attempt of {@link #acquire} and the time since the first
+   * (the engine's own counts the last call only).
+   */
+  private String failureMessage(LockTimeoutException e) {
+    String message = e.getMessage();
+    if (attempts > 1) {
+      long ms = (System.nanoTime() - firstAttemptAt) / 1_000_000;
+      message =
+          message
+              .replaceFirst("within \\d+ ms", "within " + ms + " ms")
+              .replace("(1 attempt)", "(" + attempts + " attempts)");
+    }
+    return message;
   }
 
   private int run(List<String> argv, Duration maxWait, Duration interval, NodeOptions.Selection s) {
@@ -508,7 +551,7 @@ final class ExecCommand implements Callable<Integer> {
                 case QUARANTINE -> "too few nodes may vote (restart quarantine)";
               }
               + ": "
-              + Durations.humanize(NodeUri.redact(e.getMessage())));
+              + Durations.humanize(NodeUri.redact(failureMessage(e))));
       if (e.getCause() instanceof RedlockNonTransientException cause) {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
