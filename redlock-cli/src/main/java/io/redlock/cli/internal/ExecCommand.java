@@ -115,9 +115,10 @@ final class ExecCommand implements Callable<Integer> {
       names = "--wait",
       paramLabel = "DURATION",
       description =
-          "How long to wait for the lock if it is busy ('forever' for no limit). redlock gives up"
-              + " within this plus one node timeout and about half a second, however many nodes"
-              + " are down. Default: 10s.")
+          "How long to wait for the lock if it is busy ('forever' for no limit), counted from"
+              + " when redlock starts to connect to the nodes (connecting and checking them is"
+              + " part of it). redlock gives up within this plus one node timeout and about half a"
+              + " second, however many nodes are down. Default: 10s.")
   String waitText;
 
   @Option(
@@ -204,6 +205,33 @@ final class ExecCommand implements Callable<Integer> {
               + " before the lock's validity ends.")
   Duration killGrace;
 
+  @Option(
+      names = {"-E", "--conflict-exit-code"},
+      paramLabel = "CODE",
+      description =
+          "Exit with CODE (0-255) instead of 75 when the lock is busy, as flock -E does: for a"
+              + " command that may itself exit with 75.")
+  Integer conflictExitCode;
+
+  @Option(
+      names = "--lost-exit-code",
+      paramLabel = "CODE",
+      description =
+          "Exit with CODE (0-255) instead of 79 when the lock is lost: for a command that may itself"
+              + " exit with 79.")
+  Integer lostExitCode;
+
+  @Option(
+      names = {"-c", "--command"},
+      paramLabel = "CMD",
+      description =
+          "Run CMD with 'sh -c', as flock -c does: redlock exec LOCKNAME -c 'CMD' or"
+              + " redlock exec -c 'CMD' LOCKNAME; no other COMMAND then.")
+  String shellCommand;
+
+  /** Set when exec returns the command's own exit code. */
+  private boolean commandCode;
+
   @Mixin NodeOptions nodeOptions;
 
   @Spec CommandSpec spec;
@@ -224,7 +252,7 @@ final class ExecCommand implements Callable<Integer> {
 
   @Parameters(
       index = "1..*",
-      arity = "1..*",
+      arity = "0..*",
       paramLabel = "COMMAND",
       description = "The command and its arguments, best after --.")
   List<String> command;
@@ -300,6 +328,8 @@ final class ExecCommand implements Callable<Integer> {
           ExitCodes.USAGE, "--kill-grace must not be negative, got " + Durations.human(killGrace));
     }
     checkQuarantine(quarantine, ttl);
+    checkExitCode("--conflict-exit-code", conflictExitCode);
+    checkExitCode("--lost-exit-code", lostExitCode);
     nodeOptions.quietLeaseLog();
     long started = System.nanoTime();
     NodeOptions.Selection selection =
@@ -344,7 +374,11 @@ final class ExecCommand implements Callable<Integer> {
     Thread hook = new Thread(() -> onSignal(main), "redlock-exec-signal");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
-      return run(argv, left.isNegative() ? Duration.ZERO : left, interval, selection);
+      int code = run(argv, left.isNegative() ? Duration.ZERO : left, interval, selection);
+      if (code == ExitCodes.LOST && !commandCode && lostExitCode != null) {
+        return lostExitCode;
+      }
+      return code;
     } finally {
       cleanup();
       mainDone.countDown();
@@ -356,9 +390,28 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /** The command after LOCKNAME, without the "--" before it. */
+  /** The command after LOCKNAME, without the "--" before it; -c CMD as sh -c CMD. */
   private List<String> commandArguments() {
-    List<String> argv = command;
+    List<String> argv = command == null ? List.of() : command;
+    if ((argv.isEmpty() || !argv.get(0).equals("--")) && dashDashBeforeLockName(argv)) {
+      // "exec -- echo ran": picocli took "--" as the end of the options, and echo as LOCKNAME
+      throw new CliException(
+          ExitCodes.USAGE,
+          "no LOCKNAME before '--': '"
+              + lockName
+              + "' would be taken as the lock's name; write: redlock exec [OPTIONS] LOCKNAME --"
+              + " COMMAND [ARGS...]");
+    }
+    if (!argv.isEmpty() && (argv.get(0).equals("-c") || argv.get(0).equals("--command"))) {
+      // flock's form: redlock exec LOCKNAME -c 'CMD'
+      if (argv.size() != 2 || shellCommand != null) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "-c takes one argument, the whole shell command, and no COMMAND besides it; quote it:"
+                + " redlock exec LOCKNAME -c 'CMD ARGS...'");
+      }
+      return List.of("sh", "-c", argv.get(1));
+    }
     if (!argv.isEmpty() && argv.get(0).startsWith("-") && !argv.get(0).equals("--")) {
       String option = argv.get(0).split("=", 2)[0];
       if (spec.findOption(option) != null) {
@@ -373,11 +426,40 @@ final class ExecCommand implements Callable<Integer> {
     if (!argv.isEmpty() && argv.get(0).equals("--")) {
       argv = argv.subList(1, argv.size()); // "--" after LOCKNAME when options stopped at it
     }
+    if (shellCommand != null) {
+      if (!argv.isEmpty()) {
+        throw new CliException(
+            ExitCodes.USAGE,
+            "-c 'CMD' and a COMMAND exclude each other; give one: redlock exec -c 'CMD' LOCKNAME");
+      }
+      return List.of("sh", "-c", shellCommand);
+    }
     if (argv.isEmpty()) {
       throw new CliException(
-          ExitCodes.USAGE, "no command given; write: redlock exec LOCKNAME -- COMMAND [ARGS...]");
+          ExitCodes.USAGE,
+          "Missing required parameter: 'COMMAND'; write: redlock exec LOCKNAME -- COMMAND"
+              + " [ARGS...]");
     }
     return argv;
+  }
+
+  /**
+   * Whether "--" came right before LOCKNAME on the command line. After LOCKNAME, picocli stops at
+   * the first positional and keeps the rest as given, so the command is the tail of the arguments
+   * and LOCKNAME the one before it.
+   */
+  private boolean dashDashBeforeLockName(List<String> argv) {
+    List<String> all = spec.commandLine().getParseResult().originalArgs();
+    int lockAt = all.size() - argv.size() - 1;
+    return lockAt >= 1 && all.get(lockAt).equals(lockName) && all.get(lockAt - 1).equals("--");
+  }
+
+  /** An exit code given on the command line must be one a process can exit with. */
+  private static void checkExitCode(String option, Integer code) {
+    if (code != null && (code < 0 || code > 255)) {
+      throw new CliException(
+          ExitCodes.USAGE, option + " must be an exit code from 0 to 255, got " + code);
+    }
   }
 
   static void requirePositive(String option, Duration value) {
@@ -555,7 +637,10 @@ final class ExecCommand implements Callable<Integer> {
       if (e.getCause() instanceof RedlockNonTransientException cause) {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
-      return failure == Failure.BUSY ? ExitCodes.BUSY : ExitCodes.UNREACHABLE;
+      if (failure == Failure.BUSY) {
+        return conflictExitCode != null ? conflictExitCode : ExitCodes.BUSY;
+      }
+      return ExitCodes.UNREACHABLE;
     } catch (InterruptedException e) {
       return 130; // a signal cut the wait short; the hook reports it
     } catch (IllegalArgumentException e) {
@@ -687,6 +772,7 @@ final class ExecCommand implements Callable<Integer> {
       }
       return ExitCodes.LOST;
     }
+    commandCode = true;
     return code;
   }
 

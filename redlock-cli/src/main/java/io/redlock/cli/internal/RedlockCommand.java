@@ -65,6 +65,66 @@ public final class RedlockCommand implements Runnable {
     }
   }
 
+  @Option(
+      names = "--nodes",
+      paramLabel = "URIS",
+      description = "Node URIs, as the subcommand's --nodes (also accepted before the subcommand).")
+  List<String> nodes;
+
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description = "A properties file with nodes=, as the subcommand's --config.")
+  java.nio.file.Path config;
+
+  @Option(
+      names = "--node-timeout",
+      paramLabel = "DURATION",
+      converter = Durations.class,
+      description = "As the subcommand's --node-timeout.")
+  java.time.Duration nodeTimeout;
+
+  @Option(
+      names = "--drift-factor",
+      paramLabel = "FRACTION",
+      description = "As the subcommand's --drift-factor.")
+  Double driftFactor;
+
+  /**
+   * The node options given before the subcommand ({@code redlock --nodes URIS exec ...}) go to the
+   * subcommand's own, where it did not set them after its name.
+   */
+  private static void applyGlobalOptions(CommandLine.ParseResult parseResult) {
+    if (!(parseResult.commandSpec().userObject() instanceof RedlockCommand top)
+        || !parseResult.hasSubcommand()) {
+      return;
+    }
+    CommandSpec mixin = parseResult.subcommand().commandSpec().mixins().get("nodeOptions");
+    if (mixin == null || !(mixin.userObject() instanceof NodeOptions o)) {
+      if (top.nodes != null
+          || top.config != null
+          || top.nodeTimeout != null
+          || top.driftFactor != null) {
+        throw new ParameterException(
+            parseResult.subcommand().commandSpec().commandLine(),
+            "this command takes no node options");
+      }
+      return;
+    }
+    if (o.nodes == null && top.nodes != null) {
+      o.nodes = top.nodes;
+    }
+    if (o.config == null && top.config != null) {
+      o.config = top.config;
+    }
+    if (o.nodeTimeout == null) {
+      o.nodeTimeout = top.nodeTimeout;
+    }
+    if (o.driftFactor == null) {
+      o.driftFactor = top.driftFactor;
+    }
+  }
+
   @Override
   public void run() {
     throw new ParameterException(
@@ -108,6 +168,11 @@ public final class RedlockCommand implements Runnable {
       addEnvironmentSection(c, exec || c == cmd);
     }
     cmd.setParameterExceptionHandler(RedlockCommand::usageError);
+    cmd.setExecutionStrategy(
+        parseResult -> {
+          applyGlobalOptions(parseResult);
+          return new CommandLine.RunLast().execute(parseResult);
+        });
     cmd.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> failure(e, commandLine.getErr()));
     return cmd.execute(args);
