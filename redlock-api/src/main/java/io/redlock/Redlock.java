@@ -55,9 +55,12 @@ public interface Redlock extends AutoCloseable {
   Lease acquire(String resource, Duration ttl, Duration maxWait) throws InterruptedException;
 
   /**
-   * Runs {@code action} holding a lease obtained by {@link #tryAcquire}, then releases it.
+   * Runs {@code action} holding a lease obtained by {@link #tryAcquire}, then releases it. The
+   * lease is not kept alive unless the action calls {@code lease.keepAlive()}.
    *
    * @throws LockTimeoutException if the lease could not be had
+   * @throws LeaseLostException after the action, if the lease was lost while it ran (its result is
+   *     then dropped: the work ran, at least in part, without the lock)
    */
   default <T, E extends Exception> T withLease(
       String resource, Duration ttl, LeaseAction<T, E> action) throws E {
@@ -74,20 +77,37 @@ public interface Redlock extends AutoCloseable {
                         List.of(),
                         null));
     try (lease) {
-      return action.run(lease);
+      T result = action.run(lease);
+      failIfLost(lease);
+      return result;
     }
   }
 
   /**
-   * Runs {@code action} holding a lease obtained by {@link #acquire}, then releases it.
+   * Runs {@code action} holding a lease obtained by {@link #acquire}, then releases it. The lease
+   * is not kept alive unless the action calls {@code lease.keepAlive()}.
    *
    * @throws LockTimeoutException if the lease could not be had within {@code maxWait}
+   * @throws LeaseLostException after the action, if the lease was lost while it ran
    */
   default <T, E extends Exception> T withLease(
       String resource, Duration ttl, Duration maxWait, LeaseAction<T, E> action)
       throws E, InterruptedException {
     try (Lease lease = acquire(resource, ttl, maxWait)) {
-      return action.run(lease);
+      T result = action.run(lease);
+      failIfLost(lease);
+      return result;
+    }
+  }
+
+  /** Throws if {@code lease} was lost; a lease the action released itself is fine. */
+  private static void failIfLost(Lease lease) {
+    try {
+      lease.checkValid();
+    } catch (LeaseLostException e) {
+      if (e.lost().reason() != LeaseLost.Reason.RELEASED) {
+        throw e;
+      }
     }
   }
 

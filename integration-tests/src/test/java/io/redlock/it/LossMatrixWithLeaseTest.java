@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -81,11 +80,9 @@ class LossMatrixWithLeaseTest {
       if (after instanceof AssertionError failed) {
         throw failed;
       }
-      // Today withLease returns the block's result after a loss in the block; once it reports the
-      // loss (withLeaseReportsALossInTheBlock), it is as LeaseLostException.
-      if (after != null) {
-        assertThat(after).isInstanceOf(LeaseLostException.class);
-      }
+      assertThat(after)
+          .as("withLease reports the loss in the block")
+          .isInstanceOf(LeaseLostException.class);
       assertNotHeld(blockLease.get());
       Lease second2 = next.get();
       assertThat(second2.isValid())
@@ -96,14 +93,8 @@ class LossMatrixWithLeaseTest {
     }
   }
 
-  /**
-   * Fails today: withLease returns the block's result normally although its lease was lost while
-   * the block ran (here its TTL ran out: withLease does not keep the lease alive), so the caller
-   * believes the work was done under the lock. Run it with {@code
-   * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition}.
-   */
+  /** withLease must not return a result as if the work had run under the lock. */
   @Test
-  @Disabled("withLease does not report a loss during the block; fix in Redlock.withLease")
   @DisplayName("withLease throws LeaseLostException when its lease was lost during the block")
   void withLeaseReportsALossInTheBlock() {
     try (Redlock redlock = redlock(redis)) {
