@@ -22,7 +22,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -88,13 +87,11 @@ class LossMatrixAcquireAllTest {
   }
 
   /**
-   * Fails today: when one part of a lease from acquireAll is lost, the lease is lost (onLost fires,
-   * isValid is false), but the other parts' keep-alive goes on renewing them until the caller
-   * releases the lease: a lost lease keeps resources locked. Run it with {@code
-   * -Djunit.jupiter.conditions.deactivate=org.junit.*DisabledCondition}.
+   * When one part of a lease from acquireAll is lost, the lease is lost as a whole (onLost fires,
+   * isValid is false), so the other parts are no longer renewed: a lost lease must not keep
+   * resources locked until the caller releases it.
    */
   @Test
-  @Disabled("MultiLease keeps renewing its other parts after one is lost; fix in redlock-engine")
   @DisplayName("when one part is lost, the other parts are no longer renewed")
   void aLostPartStopsTheOthers() throws Exception {
     String a = "matrix-all-part-a";

@@ -22,9 +22,15 @@ final class MultiLease implements Lease {
   private final List<Lease> parts;
   private final Scheduler scheduler;
 
+  /** Set when any part is lost: the lease is lost as a whole, so no part is renewed any more. */
+  private final java.util.concurrent.atomic.AtomicBoolean partLost =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
   MultiLease(List<Lease> parts, Scheduler scheduler) {
     this.parts = List.copyOf(parts);
     this.scheduler = scheduler;
+    java.util.concurrent.atomic.AtomicBoolean flag = partLost; // not `this`: renewals hold it
+    this.parts.forEach(p -> p.whenLost().thenRun(() -> flag.set(true)));
   }
 
   @Override
@@ -89,7 +95,13 @@ final class MultiLease implements Lease {
 
   @Override
   public Lease keepAlive(KeepAlive options) {
-    parts.forEach(p -> p.keepAlive(options));
+    java.util.concurrent.atomic.AtomicBoolean flag = partLost;
+    parts.forEach(
+        p ->
+            ((QuorumLease) p)
+                .keepAlive(
+                    options,
+                    () -> flag.get() ? "another resource of its acquireAll lease was lost" : null));
     return this;
   }
 

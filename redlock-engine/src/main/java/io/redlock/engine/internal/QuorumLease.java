@@ -375,8 +375,8 @@ final class QuorumLease implements Lease {
     return keepAlive(options, null);
   }
 
-  /** Keeps the lease alive while {@code ownerAlive} (if given) says its owner lives. */
-  Lease keepAlive(KeepAlive options, java.util.function.BooleanSupplier ownerAlive) {
+  /** Keeps the lease alive until {@code stopWhen} (if given) says why not (non-null). */
+  Lease keepAlive(KeepAlive options, java.util.function.Supplier<String> stopWhen) {
     java.util.Objects.requireNonNull(options, "options must not be null");
     lock.lock();
     try {
@@ -388,7 +388,7 @@ final class QuorumLease implements Lease {
                 + (lost != null ? "lost (" + lost.reason() + ")" : "released or out")
                 + "; keep alive only a lease that is held");
       }
-      Renewal next = new Renewal(this, redlock, options, ownerAlive);
+      Renewal next = new Renewal(this, redlock, options, stopWhen);
       next.check(ttl);
       if (renewal != null) {
         renewal.stop();

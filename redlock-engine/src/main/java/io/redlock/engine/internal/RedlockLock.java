@@ -116,7 +116,9 @@ final class RedlockLock implements Lock {
       } catch (LockTimeoutException e) {
         return false;
       }
-      taken.keepAlive(KeepAlive.defaults(), me::isAlive);
+      taken.keepAlive(
+          KeepAlive.defaults(),
+          () -> me.isAlive() ? null : "the thread that holds it has ended without unlocking");
       h.guard.lock();
       try {
         h.lease = taken;

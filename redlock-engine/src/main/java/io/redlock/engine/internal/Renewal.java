@@ -18,8 +18,8 @@ final class Renewal implements Runnable {
   private final QuorumRedlock redlock;
   private final long startedAt;
 
-  /** Whether the lease's owner still lives (the thread holding a Lock), or null. */
-  private final java.util.function.BooleanSupplier ownerAlive;
+  /** Why to stop renewing now (the thread holding a Lock ended...), or null to go on; or null. */
+  private final java.util.function.Supplier<String> stopWhen;
 
   private volatile boolean stopped;
   private volatile ScheduledFuture<?> next;
@@ -28,13 +28,13 @@ final class Renewal implements Runnable {
       QuorumLease lease,
       QuorumRedlock redlock,
       KeepAlive options,
-      java.util.function.BooleanSupplier ownerAlive) {
+      java.util.function.Supplier<String> stopWhen) {
     this.lease = new WeakReference<>(lease);
     this.options = options;
     this.redlock = redlock;
     this.scheduler = redlock.scheduler;
     this.startedAt = redlock.ticker.read();
-    this.ownerAlive = ownerAlive;
+    this.stopWhen = stopWhen;
   }
 
   @Override
@@ -114,8 +114,9 @@ final class Renewal implements Runnable {
 
   /** Why the renewal must stop before extending again, or null to go on. */
   String stopReason(QuorumLease l) {
-    if (ownerAlive != null && !ownerAlive.getAsBoolean()) {
-      return "the thread that holds it has ended without unlocking";
+    String owner = stopWhen == null ? null : stopWhen.get();
+    if (owner != null) {
+      return owner;
     }
     if (options.maxHold() != null
         && redlock.ticker.read() - startedAt >= QuorumRedlock.saturatedNanos(options.maxHold())) {
