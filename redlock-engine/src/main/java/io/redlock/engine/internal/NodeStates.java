@@ -130,9 +130,9 @@ final class NodeStates {
       String was = s.warned.get();
       if (!cause.equals(was) && s.warned.compareAndSet(was, cause)) {
         LOG.warn(
-            "{} fails in a way no retry fixes: {}. Locks go on while the other nodes make a"
-                + " majority, but the quorum has lost this node's fault tolerance until it is"
-                + " fixed",
+            "{} fails in a way no retry fixes: {}. Fix it: until then, with strictNodes (the"
+                + " default) acquisitions fail, and without it the others outvote it and the"
+                + " quorum has lost this node's fault tolerance",
             s.name,
             cause);
       }
