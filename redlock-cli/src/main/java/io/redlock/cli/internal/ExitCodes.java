@@ -54,14 +54,16 @@ final class ExitCodes {
     "69:nodes unreachable: too few nodes answered to form a quorum (or, with --quarantine, too few"
         + " may vote yet)",
     "70:internal error (please report it)",
-    "75:lock busy: held by someone else after --wait (or at once with --no-wait)",
+    "75:lock busy: held by someone else after --wait (or at once with --no-wait); exec -E CODE"
+        + " chooses another",
     "78:nodes misconfigured: a node fails in a way no retry fixes (wrong password, missing table,"
         + " unknown host), with --strict (the default) or when too few others are left for a"
         + " quorum; each node and cause is named. doctor: the TTL or node timeout does not fit the"
         + " measured latencies",
     "79:lock lost while the command ran (it was stopped unless --no-kill-on-loss), or found"
         + " deleted by another client when exec released it after the command; extend,"
-        + " release: the token no longer holds the lock",
+        + " release: the token no longer holds the lock. exec --lost-exit-code CODE chooses"
+        + " another",
     "126:the command cannot be executed",
     "127:the command was not found",
     "129/130/143:SIGHUP / Ctrl-C (SIGINT) / SIGTERM: the command was stopped, the lock released",

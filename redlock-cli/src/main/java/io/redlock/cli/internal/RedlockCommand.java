@@ -184,6 +184,9 @@ public final class RedlockCommand implements Runnable {
     "REDLOCK_TOKEN:the lease's random token (at least 128 bits, URL-safe); 'redlock extend' and"
         + " 'redlock release' use it",
     "REDLOCK_TTL_MS:the lock's TTL in milliseconds",
+    "REDLOCK_EXEC_SOCKET:where the redlock commands the command runs reach this exec (a Unix"
+        + " socket only its user may open): extend and release of its lease are done by exec,"
+        + " which then renews with the TTL asked; other commands get exec's nodes from it",
     "REDLOCK_FENCING_TOKEN:with --fencing only: the lease's fencing token, a positive integer"
         + " greater than that of every earlier holder of the lock; send it with every write and"
         + " have the protected resource refuse lower ones",
