@@ -64,6 +64,7 @@ final class ParentExec implements AutoCloseable {
         runtime != null && !runtime.isBlank() && Files.isDirectory(Path.of(runtime))
             ? Path.of(runtime)
             : Path.of(System.getProperty("java.io.tmpdir"));
+    removeStale(base);
     Path dir =
         Files.createTempDirectory(
             base,
@@ -83,6 +84,44 @@ final class ParentExec implements AutoCloseable {
     t.setDaemon(true);
     t.start();
     return p;
+  }
+
+  /**
+   * Deletes the socket directories of execs that ended without closing them (killed with SIGKILL):
+   * those of this user, older than a minute, whose socket nobody listens on any more.
+   */
+  private static void removeStale(Path base) {
+    try (var dirs = Files.newDirectoryStream(base, "redlock-exec-*")) {
+      long minute = System.currentTimeMillis() - 60_000;
+      for (Path d : dirs) {
+        Path s = d.resolve("socket");
+        if (!olderThan(d, minute)) {
+          continue; // perhaps an exec that is starting: its socket comes in a moment
+        }
+        try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+          c.connect(UnixDomainSocketAddress.of(s));
+        } catch (java.net.ConnectException | java.nio.file.NoSuchFileException gone) {
+          try {
+            Files.deleteIfExists(s);
+            Files.deleteIfExists(d);
+          } catch (IOException e) {
+            // not ours, or not empty: left alone
+          }
+        } catch (IOException | RuntimeException e) {
+          // another user's, or in use: left alone
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // nothing to tidy
+    }
+  }
+
+  private static boolean olderThan(Path p, long millis) {
+    try {
+      return Files.getLastModifiedTime(p).toMillis() < millis;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   Path socket() {
@@ -150,6 +189,30 @@ final class ParentExec implements AutoCloseable {
    * exec cannot be reached (exit 69): a nested command never falls back to other nodes.
    */
   static Answer ask(Path socket, Map<String, String> request) {
+    // exec answers within a node timeout or two; a stopped (SIGSTOP) exec must not hang us
+    java.util.concurrent.CompletableFuture<Answer> answer =
+        java.util.concurrent.CompletableFuture.supplyAsync(() -> askNow(socket, request));
+    try {
+      return answer.get(ASK_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new CliException(
+          ExitCodes.UNREACHABLE,
+          unreachable(socket, "no answer within " + Durations.human(ASK_TIMEOUT)));
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof CliException cli) {
+        throw cli;
+      }
+      throw new CliException(ExitCodes.UNREACHABLE, unreachable(socket, e.getCause().toString()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CliException(ExitCodes.UNREACHABLE, unreachable(socket, "interrupted"));
+    }
+  }
+
+  /** The longest a nested command waits for its exec's answer. */
+  static final Duration ASK_TIMEOUT = Duration.ofSeconds(30);
+
+  private static Answer askNow(Path socket, Map<String, String> request) {
     try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
       c.connect(UnixDomainSocketAddress.of(socket));
       write(c, toFields(request));
