@@ -145,7 +145,7 @@ final class BenchCommand implements Callable<Integer> {
     }
     PrintStream out = System.out;
     PrintStream err = System.err;
-    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), err);
+    NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
     try (Redlock redlock =
         nodeOptions.build(
             selection, b -> b.retry(1, Duration.ZERO, Duration.ZERO).maxExtensions(0))) {

@@ -190,7 +190,7 @@ final class DoctorCommand implements Callable<Integer> {
     ExecCommand.checkQuarantine(quarantine, ttl);
     PrintStream out = System.out;
     nodeOptions.quietEngineLog(); // the findings say it, in the tool's words
-    NodeOptions.Selection selection = nodeOptions.select(System.getenv(), System.err);
+    NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), System.err);
     LockNodes backends = LockNodes.discover();
     List<NodeUri> uris;
     try {

@@ -332,9 +332,7 @@ final class ExecCommand implements Callable<Integer> {
     checkExitCode("--lost-exit-code", lostExitCode);
     nodeOptions.quietLeaseLog();
     long started = System.nanoTime();
-    NodeOptions.Selection selection =
-        ParentExec.nodes(nodeOptions, System.getenv())
-            .orElseGet(() -> nodeOptions.select(System.getenv(), err));
+    NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
     this.selection = selection;
     List<NodeOptions.Requirement> requirements = new ArrayList<>();
     if (fencing) {

@@ -61,9 +61,7 @@ final class InspectCommands {
         throw new CliException(ExitCodes.USAGE, "LOCKNAME must not be blank");
       }
       ExecCommand.requirePositive("--timeout", timeout);
-      NodeOptions.Selection selection =
-          ParentExec.nodes(nodeOptions, System.getenv())
-              .orElseGet(() -> nodeOptions.select(System.getenv(), err));
+      NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
       return nodeOptions.build(selection, b -> b, List.of(), NodeOptions.WARM_UP_MIN);
     }
 

@@ -104,9 +104,7 @@ final class LeaseCommands {
     Redlock open() {
       resolveToken();
       nodeOptions.quietLeaseLog();
-      NodeOptions.Selection selection =
-          ParentExec.nodes(nodeOptions, System.getenv())
-              .orElseGet(() -> nodeOptions.select(System.getenv(), err));
+      NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
       return nodeOptions.build(
           selection,
           b -> b.maxExtensions(Integer.MAX_VALUE).listener(answers),

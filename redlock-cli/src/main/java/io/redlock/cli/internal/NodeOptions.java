@@ -198,6 +198,14 @@ final class NodeOptions {
   private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
 
   /**
+   * The nodes a command uses: inside {@code redlock exec} without node options of its own, the
+   * parent exec's (credentials included, never through the environment); else {@link #select}.
+   */
+  Selection selectHere(Map<String, String> env, PrintStream err) {
+    return ParentExec.nodes(this, env).orElseGet(() -> select(env, err));
+  }
+
+  /**
    * Resolves the nodes; with none configured, prepares the zero-setup quorum and, the first time,
    * says so on {@code err}. {@code ${VAR}} references in the URIs are expanded from {@code env}.
    */
