@@ -1,21 +1,25 @@
 package io.redlock.it;
 
+import static io.redlock.it.LossMatrixSupport.TTL;
+import static io.redlock.it.LossMatrixSupport.acquireWithin;
+import static io.redlock.it.LossMatrixSupport.end;
+import static io.redlock.it.LossMatrixSupport.endAndCheck;
+import static io.redlock.it.LossMatrixSupport.redlock;
+import static io.redlock.it.LossMatrixSupport.resumeAll;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.redlock.KeepAlive;
 import io.redlock.Lease;
-import io.redlock.LeaseLost;
 import io.redlock.LeaseLostException;
 import io.redlock.Redlock;
+import io.redlock.it.LossMatrixSupport.Ending;
+import io.redlock.it.LossMatrixSupport.Extensions;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,17 +30,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The loss matrix of docs/safety.md on three real Redis servers: for each way a lease ends, the
- * lease's own views ({@code isValid}, {@code checkValid}, {@code remainingValidity}, {@code
- * extend}) and the {@code Lock} adapter never say "held" after the end, the loss is surfaced within
- * a bound, and a second client is granted the lock only after the first stopped saying "held"
- * (checked on timestamps, as chaos checker C1 does).
+ * The loss matrix of docs/safety.md on three real Redis servers, for the lease itself ({@code
+ * isValid}, {@code checkValid}, {@code remainingValidity}, {@code extend}, {@code onLost}) and the
+ * {@code Lock} adapter: for each way a lease ends, nothing says "held" after the end, the loss is
+ * told within a bound, and a second client is granted the lock only after the first stopped saying
+ * "held" (checked on timestamps, as chaos checker C1 does). The other entry points have their own
+ * classes on {@link LossMatrixSupport}.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
 @DisplayName("The loss matrix on real servers")
 class LossMatrixRedisTest {
-  private static final Duration TTL = Duration.ofMillis(1_500);
-
   private static RedisServers redis;
 
   @BeforeAll
@@ -49,162 +52,29 @@ class LossMatrixRedisTest {
     redis.close();
   }
 
-  private static Redlock redlock() {
-    return Redlock.builder()
-        .nodeUris(redis.uris())
-        .nodeTimeout(Duration.ofMillis(200)) // generous for a busy 2-core machine
-        .retry(3, Duration.ofMillis(10), Duration.ofMillis(50))
-        .build();
-  }
-
-  /** How a lease ends. */
-  enum Ending {
-    /** Not kept alive: its TTL ran out. */
-    TTL_RAN_OUT,
-    /** Its key deleted on a majority, as {@code redlock unlock --force} does. */
-    DELETED,
-    /** A majority of the nodes frozen. */
-    MAJORITY_UNREACHABLE,
-    /** Released through another handle from {@code resume}. */
-    RELEASED_ELSEWHERE
-  }
-
-  /**
-   * Polls {@code lease.isValid()} on its own thread and remembers when the last call that answered
-   * true began: the first holder's "held" ends there.
-   */
-  private static final class Watcher implements AutoCloseable {
-    final AtomicLong lastHeldCallStart = new AtomicLong(Long.MIN_VALUE);
-    final AtomicBoolean saidHeldAfterLoss = new AtomicBoolean();
-    private final AtomicBoolean stop = new AtomicBoolean();
-    private final Thread thread;
-
-    Watcher(Lease lease, CompletableFuture<LeaseLost> lost) {
-      thread =
-          new Thread(
-              () -> {
-                for (int i = 0; i < 100_000 && !stop.get(); i++) {
-                  long began = System.nanoTime();
-                  boolean lostBefore = lost.isDone();
-                  if (lease.isValid()) {
-                    lastHeldCallStart.set(began);
-                    if (lostBefore) {
-                      saidHeldAfterLoss.set(true);
-                    }
-                  }
-                  try {
-                    Thread.sleep(1);
-                  } catch (InterruptedException e) {
-                    return;
-                  }
-                }
-              });
-      thread.start();
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      stop.set(true);
-      thread.join(10_000);
-    }
-  }
-
   @ParameterizedTest(name = "{0}")
   @EnumSource(Ending.class)
   @DisplayName("a lease never says held after its end, tells the loss in time, and frees the lock")
   void lease(Ending ending) throws Exception {
     String resource = "matrix-" + ending;
-    try (Redlock first = redlock();
-        Redlock second = redlock()) {
+    Extensions extensions = new Extensions();
+    try (Redlock first = redlock(redis, extensions);
+        Redlock second = redlock(redis)) {
       Lease lease = first.tryAcquire(resource, TTL).orElseThrow();
-      if (ending != Ending.TTL_RAN_OUT) {
-        lease.keepAlive();
-      }
-      CompletableFuture<LeaseLost> lost = new CompletableFuture<>();
-      lease.onLost(lost::complete);
-      try (Watcher watcher = new Watcher(lease, lost)) {
-        long endedAt = System.nanoTime();
-        end(ending, resource, lease, second);
-        LeaseLost why;
-        try {
-          why = lost.get(10, TimeUnit.SECONDS);
-        } finally {
-          resumeAll();
-        }
-        long toldAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - endedAt);
-        assertThat(why.reason()).isEqualTo(expectedReason(ending));
-        assertThat(toldAfterMs)
-            .as("loss told within TTL + 2 node timeouts of the end")
-            .isLessThan(TTL.toMillis() + 2_000);
-
-        assertThat(lease.isValid()).isFalse();
-        assertThat(lease.remainingValidity()).isEqualTo(Duration.ZERO);
-        assertThatThrownBy(lease::checkValid).isInstanceOf(LeaseLostException.class);
-        assertThat(extendQuietly(lease)).as("extend after the end").isFalse();
-
-        Lease next = acquireWithin(second, resource, Duration.ofSeconds(10));
-        long grantedAt = System.nanoTime();
-        assertThat(watcher.lastHeldCallStart.get())
-            .as("the first stopped saying held before the second was granted")
-            .isLessThan(grantedAt);
-        assertThat(watcher.saidHeldAfterLoss).as("held after onLost").isFalse();
-        next.release();
-      }
-      lease.release(); // cleans up; must not resurrect anything
+      Lease next =
+          endAndCheck(
+              redis,
+              ending,
+              lease,
+              resource,
+              () -> second.resume(resource, lease.token(), TTL).release(),
+              second,
+              extensions);
+      lease.release(); // cleans up; must not free the second holder
       assertThat(lease.isValid()).isFalse();
+      assertThat(next.isValid()).as("the second holder after the first's release").isTrue();
+      next.release();
     }
-  }
-
-  private static LeaseLost.Reason expectedReason(Ending ending) {
-    return switch (ending) {
-      case TTL_RAN_OUT -> LeaseLost.Reason.EXPIRED;
-      case DELETED -> LeaseLost.Reason.TOKEN_GONE;
-      case MAJORITY_UNREACHABLE -> LeaseLost.Reason.UNREACHABLE;
-      // The holder cannot tell another handle's release from a deletion: its token is gone.
-      case RELEASED_ELSEWHERE -> LeaseLost.Reason.TOKEN_GONE;
-    };
-  }
-
-  private static void end(Ending ending, String resource, Lease lease, Redlock other) {
-    switch (ending) {
-      case TTL_RAN_OUT -> {} // nothing to do: it runs out
-      case DELETED -> {
-        redis.get(0).command("DEL", resource);
-        redis.get(1).command("DEL", resource);
-      }
-      case MAJORITY_UNREACHABLE -> {
-        redis.get(0).pause();
-        redis.get(1).pause();
-      }
-      case RELEASED_ELSEWHERE -> other.resume(resource, lease.token(), TTL).release();
-    }
-  }
-
-  private static void resumeAll() {
-    for (RedisServer server : redis) {
-      server.resume();
-    }
-  }
-
-  private static boolean extendQuietly(Lease lease) {
-    try {
-      return lease.extend(TTL);
-    } catch (LeaseLostException | IllegalStateException e) {
-      return false;
-    }
-  }
-
-  private static Lease acquireWithin(Redlock redlock, String resource, Duration bound)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + bound.toNanos();
-    while (System.nanoTime() < deadline) {
-      Optional<Lease> got = redlock.tryAcquire(resource, TTL);
-      if (got.isPresent()) {
-        return got.get();
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError("a second client could not take '" + resource + "' within " + bound);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -214,12 +84,12 @@ class LossMatrixRedisTest {
   @DisplayName("asLock never says locked after a loss, to its holder or to another thread")
   void asLock(Ending ending) throws Exception {
     String resource = "matrix-lock-" + ending;
-    try (Redlock redlock = redlock();
-        Redlock second = redlock()) {
+    try (Redlock redlock = redlock(redis);
+        Redlock second = redlock(redis)) {
       Lock lock = redlock.asLock(resource, TTL);
       lock.lock();
-      end(ending, resource, null, second);
       try {
+        end(redis, ending, resource, null);
         // The keep-alive notices within its period plus the margin; reentry then throws.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         boolean reentered = true;
@@ -234,9 +104,10 @@ class LossMatrixRedisTest {
         }
         assertThat(reentered).as("reentry refused once the lease is lost").isFalse();
       } finally {
-        resumeAll();
+        resumeAll(redis);
       }
       Lease other = acquireWithin(second, resource, Duration.ofSeconds(10));
+      other.keepAlive();
       CompletableFuture<Boolean> anotherThread = new CompletableFuture<>();
       new Thread(() -> anotherThread.complete(lock.tryLock())).start();
       assertThat(anotherThread.get(10, TimeUnit.SECONDS))
@@ -253,7 +124,7 @@ class LossMatrixRedisTest {
   @Test
   @DisplayName("a keep-alive period not shorter than the TTL is refused")
   void keepAlivePeriodRefused() {
-    try (Redlock redlock = redlock()) {
+    try (Redlock redlock = redlock(redis)) {
       Lease lease = redlock.tryAcquire("matrix-period", TTL).orElseThrow();
       assertThatThrownBy(
               () -> lease.keepAlive(KeepAlive.defaults().every(TTL.plus(Duration.ofSeconds(8)))))
