@@ -81,17 +81,28 @@ final class ModelChecking {
     }
     Map<Object, Integer> levels = quietEngineLogs();
     long start = System.nanoTime();
+    long cpu = processCpuNanos();
     try {
       options.check(test);
     } finally {
       restoreLogs(levels);
       System.out.printf(
-          "%s: %d scenarios x %d interleavings model-checked in %d ms%n",
+          "%s: %d scenarios x %d interleavings model-checked in %d ms (%d ms of CPU)%n",
           test.getSimpleName(),
           scenarios.size(),
           invocations,
-          (System.nanoTime() - start) / 1_000_000);
+          (System.nanoTime() - start) / 1_000_000,
+          (processCpuNanos() - cpu) / 1_000_000);
     }
+  }
+
+  /**
+   * CPU time of this JVM so far (all threads), or 0 if unknown: a measure that load does not skew.
+   */
+  private static long processCpuNanos() {
+    java.lang.management.OperatingSystemMXBean os =
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean sun ? sun.getProcessCpuTime() : 0;
   }
 
   /**

@@ -32,7 +32,7 @@ public class QuorumLeaseModelCheckTest {
   private static final Duration TTL = Duration.ofSeconds(3);
 
   /** Interleavings explored per scenario; 5 scenarios. */
-  private static final int INVOCATIONS = Integer.getInteger("mc.leaseN", 25);
+  private static final int INVOCATIONS = Integer.getInteger("mc.leaseN", 15);
 
   private final Cluster cluster = new Cluster(3);
   private final QuorumRedlock redlock = cluster.redlock();
