@@ -116,9 +116,14 @@ final class RedlockLock implements Lock {
       } catch (LockTimeoutException e) {
         return false;
       }
-      taken.keepAlive(
-          KeepAlive.defaults(),
-          () -> me.isAlive() ? null : "the thread that holds it has ended without unlocking");
+      try {
+        taken.keepAlive(
+            KeepAlive.defaults(),
+            () -> me.isAlive() ? null : "the thread that holds it has ended without unlocking");
+      } catch (RuntimeException e) {
+        taken.release(); // the Redlock closed meanwhile: leave no key behind
+        throw e;
+      }
       h.guard.lock();
       try {
         h.lease = taken;
