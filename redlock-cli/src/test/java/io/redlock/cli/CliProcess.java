@@ -35,6 +35,27 @@ final class CliProcess implements AutoCloseable {
     this.stderr = stderr;
   }
 
+  /** A fresh working folder for one test, under target/it, named after the test method. */
+  static Path testDir(org.junit.jupiter.api.TestInfo info) throws IOException {
+    return Files.createDirectories(
+        Path.of(
+                "target",
+                "it",
+                info.getTestMethod().orElseThrow().getName() + "-" + java.util.UUID.randomUUID())
+            .toAbsolutePath());
+  }
+
+  /** Waits (at most 60 s, and no longer than {@code p} lives) until {@code file} exists. */
+  static void awaitFile(Path file, CliProcess p) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (!Files.exists(file)) {
+      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
+        throw new AssertionError("no " + file.getFileName() + " from " + p);
+      }
+      Thread.sleep(10);
+    }
+  }
+
   /** The jar built in the package phase; failsafe passes its path. */
   static Path jar() {
     String path = System.getProperty("redlock.cli.jar");

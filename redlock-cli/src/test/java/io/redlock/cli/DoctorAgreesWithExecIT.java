@@ -6,12 +6,10 @@ import io.redlock.testservers.PostgresServer;
 import io.redlock.testservers.RedisServer;
 import io.redlock.testservers.RedisServers;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,13 +54,7 @@ class DoctorAgreesWithExecIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
   }
 
   private CliProcess redlock(String... args) {

@@ -1,13 +1,12 @@
 package io.redlock.cli;
 
+import static io.redlock.cli.CliProcess.awaitFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -25,28 +24,12 @@ class ExecArgumentsIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
     env = Map.of("XDG_DATA_HOME", dir.resolve("xdg").toString());
   }
 
   private CliProcess redlock(String... args) {
     return CliProcess.start(dir, env, args);
-  }
-
-  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!Files.exists(file)) {
-      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
-        throw new AssertionError("no " + file.getFileName() + " from " + p);
-      }
-      Thread.sleep(20);
-    }
   }
 
   private static final String HOLD =

@@ -1,5 +1,6 @@
 package io.redlock.cli;
 
+import static io.redlock.cli.CliProcess.awaitFile;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -11,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -29,13 +29,7 @@ class ExecEdgesIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
     env = Map.of("XDG_DATA_HOME", dir.resolve("xdg").toString());
   }
 
@@ -44,15 +38,6 @@ class ExecEdgesIT {
   }
 
   /** Waits (bounded) until the file exists; fails with the process's output otherwise. */
-  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!Files.exists(file)) {
-      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
-        throw new AssertionError("no " + file.getFileName() + " from " + p);
-      }
-      Thread.sleep(20);
-    }
-  }
 
   /** A command that writes its pid and token to files, then waits until "release" appears. */
   private static final String HOLD =

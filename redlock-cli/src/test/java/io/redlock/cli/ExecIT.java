@@ -1,5 +1,6 @@
 package io.redlock.cli;
 
+import static io.redlock.cli.CliProcess.awaitFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
@@ -10,7 +11,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -27,13 +27,7 @@ class ExecIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
     env = Map.of("XDG_DATA_HOME", dir.resolve("xdg").toString());
   }
 
@@ -42,16 +36,6 @@ class ExecIT {
   }
 
   /** Waits (bounded) until the file exists; fails with the process's output otherwise. */
-  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!Files.exists(file)) {
-      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
-        throw new AssertionError("no " + file.getFileName() + " from " + p);
-      }
-      Thread.sleep(20);
-    }
-  }
-
   @Test
   @DisplayName("passes the command's exit code through and exports the lock name and token")
   void exitCodeAndEnvironment() {

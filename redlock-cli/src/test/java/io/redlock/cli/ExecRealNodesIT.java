@@ -1,5 +1,6 @@
 package io.redlock.cli;
 
+import static io.redlock.cli.CliProcess.awaitFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,7 +21,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -69,13 +69,7 @@ class ExecRealNodesIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
   }
 
   private CliProcess redlock(Map<String, String> env, String... args) {
@@ -94,16 +88,6 @@ class ExecRealNodesIT {
     uris.add(pg(pg1));
     uris.add(pg(pg2));
     return String.join(",", uris);
-  }
-
-  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!Files.exists(file)) {
-      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
-        throw new AssertionError("no " + file.getFileName() + " from " + p);
-      }
-      Thread.sleep(10);
-    }
   }
 
   private static long seconds(long nanos) {

@@ -1,5 +1,6 @@
 package io.redlock.cli;
 
+import static io.redlock.cli.CliProcess.awaitFile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.testservers.RedisServer;
@@ -7,11 +8,9 @@ import io.redlock.testservers.RedisServers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -57,13 +56,7 @@ class NestedCommandsIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
   }
 
   /** The secured servers, with the password as a ${RL_NESTED_PW} reference. */
@@ -99,16 +92,6 @@ class NestedCommandsIT {
 
   private static final String WAIT_GO =
       "i=0; while [ ! -f go ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done";
-
-  private static void awaitFile(Path file, CliProcess p) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-    while (!Files.exists(file)) {
-      if (System.nanoTime() - deadline > 0 || !p.process.isAlive()) {
-        throw new AssertionError("no " + file.getFileName() + " from " + p);
-      }
-      Thread.sleep(20);
-    }
-  }
 
   private String read(String name) throws IOException {
     return Files.readString(dir.resolve(name));

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
 import java.util.stream.Stream;
@@ -33,13 +32,7 @@ class PluginIT {
 
   @BeforeEach
   void setUp(TestInfo info) throws IOException {
-    dir =
-        Files.createDirectories(
-            Path.of(
-                    "target",
-                    "it",
-                    info.getTestMethod().orElseThrow().getName() + "-" + UUID.randomUUID())
-                .toAbsolutePath());
+    dir = CliProcess.testDir(info);
   }
 
   @Test
