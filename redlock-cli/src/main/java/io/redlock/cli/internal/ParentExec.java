@@ -6,7 +6,6 @@ import java.io.PrintStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -140,7 +138,7 @@ final class ParentExec implements AutoCloseable {
           new Thread(
               () -> {
                 try (c) {
-                  Map<String, String> request = first(parse(readAll(c)));
+                  Map<String, String> request = JSON.readValue(readAll(c), REQUEST);
                   write(c, handler.apply(request));
                 } catch (IOException | RuntimeException e) {
                   // the client gone, or a malformed request: it sees the connection end
@@ -215,9 +213,9 @@ final class ParentExec implements AutoCloseable {
   private static Answer askNow(Path socket, Map<String, String> request) {
     try (SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX)) {
       c.connect(UnixDomainSocketAddress.of(socket));
-      write(c, toFields(request));
+      write(c, request);
       c.shutdownOutput();
-      Answer a = new Answer(parse(readAll(c)));
+      Answer a = new Answer(JSON.readValue(readAll(c), ANSWER));
       if (a.fields().isEmpty()) {
         throw new IOException("no answer");
       }
@@ -305,19 +303,16 @@ final class ParentExec implements AutoCloseable {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Lines
+  // Messages: one JSON object each way, the request then the answer
 
-  private static Map<String, List<String>> toFields(Map<String, String> m) {
-    Map<String, List<String>> f = new LinkedHashMap<>();
-    m.forEach((k, v) -> f.put(k, List.of(v)));
-    return f;
-  }
+  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+      new com.fasterxml.jackson.databind.ObjectMapper();
 
-  private static Map<String, String> first(Map<String, List<String>> fields) {
-    Map<String, String> m = new LinkedHashMap<>();
-    fields.forEach((k, v) -> m.put(k, v.get(0)));
-    return m;
-  }
+  private static final com.fasterxml.jackson.core.type.TypeReference<Map<String, String>> REQUEST =
+      new com.fasterxml.jackson.core.type.TypeReference<>() {};
+
+  private static final com.fasterxml.jackson.core.type.TypeReference<Map<String, List<String>>>
+      ANSWER = new com.fasterxml.jackson.core.type.TypeReference<>() {};
 
   private static String readAll(SocketChannel c) throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -333,29 +328,10 @@ final class ParentExec implements AutoCloseable {
     return out.toString(StandardCharsets.UTF_8);
   }
 
-  private static Map<String, List<String>> parse(String text) {
-    Map<String, List<String>> fields = new LinkedHashMap<>();
-    for (String line : text.split("\n")) {
-      int eq = line.indexOf('=');
-      if (eq > 0) {
-        fields
-            .computeIfAbsent(line.substring(0, eq), k -> new ArrayList<>())
-            .add(line.substring(eq + 1));
-      }
+  private static void write(SocketChannel c, Object message) throws IOException {
+    ByteBuffer buf = ByteBuffer.wrap(JSON.writeValueAsBytes(message));
+    while (buf.hasRemaining()) {
+      c.write(buf);
     }
-    return fields;
-  }
-
-  private static void write(SocketChannel c, Map<String, List<String>> fields) throws IOException {
-    StringBuilder sb = new StringBuilder();
-    fields.forEach(
-        (k, values) -> {
-          for (String v : values) {
-            sb.append(k).append('=').append(v.replace('\n', ' ')).append('\n');
-          }
-        });
-    var out = Channels.newOutputStream(c);
-    out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
-    out.flush();
   }
 }
