@@ -510,12 +510,7 @@ final class DoctorCommand implements Callable<Integer> {
     List<LockNode> opened = java.util.Collections.synchronizedList(new ArrayList<>());
     ExecutorService pool =
         Executors.newFixedThreadPool(
-            Math.max(1, Math.min(uris.size(), 32)),
-            r -> {
-              Thread t = new Thread(r, "redlock-doctor-probe");
-              t.setDaemon(true);
-              return t;
-            });
+            Math.max(1, Math.min(uris.size(), 32)), daemon("redlock-doctor-probe"));
     List<Future<NodeReport>> futures = new ArrayList<>();
     for (NodeUri uri : uris) {
       futures.add(pool.submit(() -> probe(backends, uri, deadline, opened)));

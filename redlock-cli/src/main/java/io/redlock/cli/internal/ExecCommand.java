@@ -352,7 +352,7 @@ final class ExecCommand implements Callable<Integer> {
               return quarantine == null ? b : b.restartQuarantine(quarantine);
             },
             requirements,
-            warmUpBudget());
+            WARM_UP_BUDGET);
     warnNodeCount(redlock.nodes().size());
     margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
     grace = killGrace != null ? killGrace : margin.dividedBy(2);
@@ -592,9 +592,7 @@ final class ExecCommand implements Callable<Integer> {
    * after the other, made a stopped node cost the start twice. A node slower than that to warm up
    * answers a later attempt (--no-wait repeats an attempt for a node that has answered since).
    */
-  private static Duration warmUpBudget() {
-    return Duration.ZERO;
-  }
+  private static final Duration WARM_UP_BUDGET = Duration.ZERO;
 
   /** Whether any of {@code nodes} has answered a call of this process (a late answer counts). */
   private boolean answeredBefore(List<String> nodes) {
