@@ -9,7 +9,6 @@ import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -120,48 +119,7 @@ abstract class R16Replies extends R15StoreClock {
         "R16.3: an abandoned tryAcquire that ended with null (dropped) was run all the same:");
   }
 
-  /**
-   * R16.4: a call runs to its end once its reply is sent ({@code Reply.send()}), while no thread
-   * awaits it: within {@link LockNodeCompatibilityKit#replyTimeout()}, another node finds the key
-   * held, and the reply then answers "acquired". The engine sends every call of a fan-out but the
-   * one it awaits first, then awaits one node at a time; a sent call that waits for its {@code
-   * await} would only start when the engine gets to that node.
-   *
-   * <p>If this fails, a reply that holds its call for the awaiting thread ({@code runsOnAwait()})
-   * does not queue it on {@code send()}; {@code Replies.supplyAsyncOrInline} does both.
-   */
-  @Test
-  @DisplayName("R16.4 a sent call runs while nobody awaits it")
-  void r16_4_sentCallRuns() {
-    Optional<KeyInspector> backdoor = inspector();
-    boolean inspects = node().capabilities().inspection();
-    Assumptions.assumeTrue(
-        backdoor.isPresent() || inspects,
-        "R16.4 skipped: it watches the key without taking it, through keyInspector() or"
-            + " inspect(); override keyInspector() to enable it");
-    Started call = start("r16.4");
-    call.reply().send();
-    long deadline = System.nanoTime() + kit().replyTimeout().toNanos();
-    boolean held = false;
-    while (!held && System.nanoTime() - deadline < 0) {
-      held =
-          backdoor.isPresent()
-              ? backdoor.get().inspect(call.key()).isPresent()
-              : await(node().inspect(call.key()), "inspect").isPresent();
-      if (!held) {
-        sleepUntil(System.nanoTime() + Duration.ofMillis(10).toNanos());
-      }
-    }
-    assertThat(held)
-        .as(
-            "R16.4: the key was held within %s of send(), with nobody awaiting the call; queue"
-                + " the call on send()",
-            kit().replyTimeout())
-        .isTrue();
-    assertThat(call.reply().await(kit().replyTimeout()))
-        .as("R16.4: the answer of the sent tryAcquire")
-        .isEqualTo(AcquireResult.ACQUIRED);
-  }
+  // R16.4 (a sent call runs while nobody awaits it) was removed with Reply.send().
 
   private record Started(String key, String token, Reply<AcquireResult> reply) {}
 

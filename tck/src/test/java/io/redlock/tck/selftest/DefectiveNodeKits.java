@@ -63,17 +63,6 @@ final class DefectiveNodeKits {
     }
   }
 
-  static final class SendIgnored extends FlawedClientKit {
-    SendIgnored() {
-      super(SharedStoreClient.Flaw.SEND_IGNORED);
-    }
-
-    @Override
-    protected Duration replyTimeout() {
-      return Duration.ofSeconds(2); // keeps the self-test short; the call never starts all the same
-    }
-  }
-
   static final class InspectIgnoresExpiry extends DefectiveKit {
     InspectIgnoresExpiry() {
       super(EnumSet.of(Defect.INSPECT_IGNORES_EXPIRY));

@@ -278,14 +278,6 @@ class KitCatchesDefectsTest {
   }
 
   @Test
-  @DisplayName("a call that waits for its await after send() fails R16.4")
-  void sendIgnored() {
-    Outcome outcome = run(DefectiveNodeKits.SendIgnored.class, "R16");
-    assertFails(outcome, Set.of("R16.4"), Set.of("R16.2", "R16.3"));
-    assertThat(outcome.failed().get("R16.4")).contains("queue the call on send()");
-  }
-
-  @Test
   @DisplayName("an inspect() that shows expired keys fails R17.2 only")
   void inspectIgnoresExpiry() {
     Outcome outcome = run(DefectiveNodeKits.InspectIgnoresExpiry.class, "R17");

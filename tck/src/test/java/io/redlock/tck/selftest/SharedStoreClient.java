@@ -38,9 +38,7 @@ final class SharedStoreClient implements LockNode {
     /** {@code abandon} calls {@code ended} with null at once, and again when the call ends. */
     ABANDON_ENDS_TWICE,
     /** {@code abandon} reports the call dropped (null) but leaves it queued: it runs late. */
-    ABANDON_RUNS_DROPPED_CALL,
-    /** Holds each call for the awaiting thread and ignores {@code send()}. */
-    SEND_IGNORED
+    ABANDON_RUNS_DROPPED_CALL
   }
 
   private final InMemoryLockNode store;
@@ -143,11 +141,7 @@ final class SharedStoreClient implements LockNode {
 
   /** Queues the store's call on this client's worker, with the client's flaw if any. */
   private <T> Reply<T> async(Supplier<Reply<T>> call) {
-    Reply<T> reply =
-        flaw == Flaw.SEND_IGNORED
-            ? Replies.supplyAsyncOrInline(
-                budget -> roundTrip(call).await(Duration.ZERO), () -> true, worker, name)
-            : Replies.supplyAsync(() -> roundTrip(call).await(Duration.ZERO), worker, name);
+    Reply<T> reply = Replies.supplyAsync(() -> roundTrip(call).await(Duration.ZERO), worker, name);
     return flaw == Flaw.NONE || flaw == Flaw.SILENT_RELEASE_NOTIFICATIONS
         ? reply
         : new FlawedReply<>(reply, flaw);
@@ -166,7 +160,7 @@ final class SharedStoreClient implements LockNode {
     return call.get();
   }
 
-  /** A reply with one of the {@link Flaw}s of R16 (it does not pass {@code send()} on). */
+  /** A reply with one of the {@link Flaw}s of R16. */
   private record FlawedReply<T>(Reply<T> reply, Flaw flaw) implements Reply<T> {
     @Override
     public T await(Duration timeout) {
