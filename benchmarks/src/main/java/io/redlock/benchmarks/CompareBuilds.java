@@ -18,22 +18,25 @@ import java.util.function.LongUnaryOperator;
 /**
  * Compares builds of the library in one JVM, on the same servers, slice by slice: each build gets a
  * class loader of its own (its benchmarks jar, which carries the library and its drivers), and the
- * builds take turns running a short slice of lock cycles on one thread. Noise from a shared machine
- * then hits neighbouring slices of both builds alike, and the per-slice ratio is far steadier than
- * comparing separate runs: on this project's 2-core machines two runs of the same build, in
- * separate JVMs, differed by up to 10%, while an A/A comparison here gave a median ratio within 1%.
+ * builds take turns running a short slice of lock cycles on one thread (or, with {@code --threads
+ * N}, on N threads sharing one {@code Redlock}). Noise from a shared machine then hits neighbouring
+ * slices of both builds alike, and the per-slice ratio is far steadier than comparing separate
+ * runs: on this project's 2-core machines two runs of the same build, in separate JVMs, differed by
+ * up to 10%, while an A/A comparison here gave a median ratio within 1%.
  *
- * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] [--floors] A.jar
- * B.jar ...}; the first jar is the reference. {@code --topology} takes one topology of {@link
- * RedlockBenchmark#uris} for every build, or a comma-separated list with one per build (to compare
- * one build's pgjdbc nodes with another's Vert.x nodes, say). With {@code --floors} the floors of
- * the (first) topology ({@link Floors}, this harness's own code) take turns too and come first, the
- * first floor being the reference: then one build is enough, and the ratios say how far it is from
- * each floor. {@code benchmarks/compare} builds jars of git revisions and runs this. One thread
- * only: it measures the cost of a cycle, not scaling.
+ * <p>Usage: {@code CompareBuilds [--topology redis5] [--slices 400] [--per 100] [--threads 1]
+ * [--floors] A.jar B.jar ...}; the first jar is the reference. {@code --topology} takes one
+ * topology of {@link RedlockBenchmark#uris} for every build, or a comma-separated list with one per
+ * build (to compare one build's pgjdbc nodes with another's Vert.x nodes, say). With {@code
+ * --floors} the floors of the (first) topology ({@link Floors}, this harness's own code) take turns
+ * too and come first, the first floor being the reference: then one build is enough, and the ratios
+ * say how far it is from each floor. {@code benchmarks/compare} builds jars of git revisions and
+ * runs this. On one thread it measures the cost of a cycle; with {@code --threads} it also measures
+ * how a build scales.
  */
 public final class CompareBuilds {
   private static final String DRIVER = CycleDriver.class.getName();
+  private static final String PARALLEL_DRIVER = ParallelCycleDriver.class.getName();
 
   private CompareBuilds() {}
 
@@ -42,12 +45,14 @@ public final class CompareBuilds {
     int slices = 400;
     int per = 100;
     boolean withFloors = false;
+    int threads = 1;
     List<Path> jars = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--topology" -> topology = value(args, ++i);
         case "--slices" -> slices = positive(args, ++i);
         case "--per" -> per = positive(args, ++i);
+        case "--threads" -> threads = positive(args, ++i);
         case "--floors" -> withFloors = true;
         default -> {
           Path jar = Path.of(args[i]);
@@ -75,7 +80,11 @@ public final class CompareBuilds {
               : "give at least two benchmarks jars to compare, the reference first"
                   + " (or one and --floors)");
     }
+    if (withFloors && threads > 1) {
+      throw new IllegalArgumentException("--floors runs on one thread: leave out --threads");
+    }
     byte[] driverBytes = classBytes(CycleDriver.class);
+    byte[] parallelBytes = classBytes(ParallelCycleDriver.class);
     List<String> names = new ArrayList<>();
     List<LongUnaryOperator> drivers = new ArrayList<>();
     List<URLClassLoader> loaders = new ArrayList<>();
@@ -87,14 +96,15 @@ public final class CompareBuilds {
         }
       }
       for (int j = 0; j < jars.size(); j++) {
-        URLClassLoader loader = new BuildLoader(jars.get(j).toUri().toURL(), driverBytes);
+        URLClassLoader loader =
+            new BuildLoader(jars.get(j).toUri().toURL(), driverBytes, parallelBytes);
         loaders.add(loader);
         String buildTopology = topologies.get(topologies.size() == 1 ? 0 : j);
         names.add(jars.get(j) + (topologies.size() == 1 ? "" : " (" + buildTopology + ")"));
         List<String> uris = RedlockBenchmark.uris(buildTopology);
-        drivers.add(newDriver(loader, uris, "compare:" + j + ":"));
+        drivers.add(newDriver(loader, uris, "compare:" + j + ":", threads));
       }
-      run(names, drivers, slices, per, topology);
+      run(names, drivers, slices, per, topology, threads);
     } finally {
       for (LongUnaryOperator driver : drivers) {
         ((AutoCloseable) driver).close();
@@ -107,14 +117,19 @@ public final class CompareBuilds {
   }
 
   private static void run(
-      List<String> names, List<LongUnaryOperator> drivers, int slices, int per, String topology) {
+      List<String> names,
+      List<LongUnaryOperator> drivers,
+      int slices,
+      int per,
+      String topology,
+      int threads) {
     int n = drivers.size();
     for (int warm = 0; warm < 50; warm++) {
       for (LongUnaryOperator driver : drivers) {
         driver.applyAsLong(per);
       }
     }
-    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     long[][] wall = new long[n][slices];
     long[][] cpu = new long[n][slices];
     long[][] processCpu = new long[n][slices]; // the OS counts it in ticks of ~10 ms: sum it
@@ -124,16 +139,17 @@ public final class CompareBuilds {
       for (int k = 0; k < n; k++) {
         int j = s % 2 == 0 ? k : n - 1 - k; // who goes first alternates
         long process0 = os.getProcessCpuTime();
-        long cpu0 = threads.getCurrentThreadCpuTime();
+        long cpu0 = mx.getCurrentThreadCpuTime();
         wall[j][s] = drivers.get(j).applyAsLong(per);
-        cpu[j][s] = threads.getCurrentThreadCpuTime() - cpu0;
+        cpu[j][s] = mx.getCurrentThreadCpuTime() - cpu0;
         processCpu[j][s] = os.getProcessCpuTime() - process0;
       }
     }
     System.out.printf(
         Locale.ROOT,
-        "%s, 1 thread, %d slices of %d cycles per build or floor, taking turns%n%n",
+        "%s, %d thread(s), %d slices of %d cycles per thread per build or floor, taking turns%n%n",
         topology,
+        threads,
         slices,
         per);
     System.out.println(
@@ -159,9 +175,9 @@ public final class CompareBuilds {
           Locale.ROOT,
           "| %s | %.1f | %.1f | %.1f | %s | %s | %s |%n",
           names.get(j),
-          median(wall[j]) / 1e3 / per,
+          median(wall[j]) / 1e3 / per / threads,
           median(cpu[j]) / 1e3 / per,
-          (double) Arrays.stream(processCpu[j]).sum() / 1e3 / per / slices,
+          (double) Arrays.stream(processCpu[j]).sum() / 1e3 / per / slices / threads,
           ratios,
           cpuRatios,
           jvmRatio);
@@ -184,7 +200,8 @@ public final class CompareBuilds {
     return sorted[sorted.length / 2];
   }
 
-  private static LongUnaryOperator newDriver(ClassLoader loader, List<String> uris, String prefix)
+  private static LongUnaryOperator newDriver(
+      ClassLoader loader, List<String> uris, String prefix, int threads)
       throws ReflectiveOperationException {
     // JDBC drivers register with DriverManager when their class initializes, and DriverManager
     // hands a caller only the drivers of its own class loader: initialize this build's one.
@@ -197,6 +214,13 @@ public final class CompareBuilds {
     ClassLoader before = current.getContextClassLoader();
     current.setContextClassLoader(loader); // ServiceLoader lookups of node providers
     try {
+      if (threads > 1) {
+        return (LongUnaryOperator)
+            loader
+                .loadClass(PARALLEL_DRIVER)
+                .getConstructor(List.class, String.class, Integer.class)
+                .newInstance(uris, prefix, threads);
+      }
       return (LongUnaryOperator)
           loader
               .loadClass(DRIVER)
@@ -225,10 +249,12 @@ public final class CompareBuilds {
    */
   private static final class BuildLoader extends URLClassLoader {
     private final byte[] driverBytes;
+    private final byte[] parallelBytes;
 
-    BuildLoader(URL jar, byte[] driverBytes) {
+    BuildLoader(URL jar, byte[] driverBytes, byte[] parallelBytes) {
       super(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
       this.driverBytes = driverBytes;
+      this.parallelBytes = parallelBytes;
     }
 
     @Override
@@ -238,6 +264,9 @@ public final class CompareBuilds {
       } catch (ClassNotFoundException e) {
         if (name.equals(DRIVER)) {
           return defineClass(name, driverBytes, 0, driverBytes.length);
+        }
+        if (name.equals(PARALLEL_DRIVER)) {
+          return defineClass(name, parallelBytes, 0, parallelBytes.length);
         }
         throw e;
       }
