@@ -6,15 +6,12 @@ import com.zaxxer.hikari.HikariPoolMXBean;
 import com.zaxxer.hikari.pool.HikariPool;
 import com.zaxxer.hikari.util.DriverDataSource;
 import io.redlock.RedlockNonTransientException;
-import io.redlock.jdbc.internal.Dialect;
 import io.redlock.jdbc.internal.EvictBrokenConnections;
 import io.redlock.jdbc.internal.JdbcOptions;
-import io.redlock.jdbc.internal.KeyCodec;
 import io.redlock.jdbc.internal.LifoExecutor;
 import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
 import io.redlock.jdbc.internal.PoolConnections;
-import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
@@ -25,6 +22,10 @@ import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.spi.support.Replies;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.KeyCodec;
+import io.redlock.sql.internal.SqlOptions;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -415,21 +416,21 @@ public final class JdbcLockNode implements LockNode {
           table(o.get("table"));
         }
         if (o.containsKey("createTable")) {
-          createTable(JdbcOptions.parseBoolean("createTable", o.get("createTable")));
+          createTable(SqlOptions.parseBoolean("createTable", o.get("createTable")));
         }
         if (o.containsKey("poolSize")) {
-          poolSize(JdbcOptions.parseInt("poolSize", o.get("poolSize"), 1, 256));
+          poolSize(SqlOptions.parseInt("poolSize", o.get("poolSize"), 1, 256));
         }
         if (o.containsKey("connectionTimeout")) {
           connectionTimeout(
-              JdbcOptions.parseDuration("connectionTimeout", o.get("connectionTimeout")));
+              SqlOptions.parseDuration("connectionTimeout", o.get("connectionTimeout")));
         }
         if (o.containsKey("queryTimeout")) {
-          queryTimeout(JdbcOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
+          queryTimeout(SqlOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
         }
         if (o.containsKey("releaseNotifications")) {
           releaseNotifications(
-              JdbcOptions.parseBoolean("releaseNotifications", o.get("releaseNotifications")));
+              SqlOptions.parseBoolean("releaseNotifications", o.get("releaseNotifications")));
         }
       } else {
         this.options = null;
@@ -547,7 +548,7 @@ public final class JdbcLockNode implements LockNode {
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
       requireDriver(n, subprotocol, options.driverUrl());
-      Dialect expected = Dialect.forProduct(subprotocol);
+      Dialect expected = LockTable.dialectFor(subprotocol);
       // the pool opens its connections through this, which remembers how the last attempt ended
       java.util.Properties driverProperties = new java.util.Properties();
       HikariConfig config = poolConfig(subprotocol, driverProperties);

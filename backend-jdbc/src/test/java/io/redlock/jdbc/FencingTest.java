@@ -100,7 +100,7 @@ class FencingTest {
         PreparedStatement ps =
             c.prepareStatement("SELECT token, fence FROM " + table + " WHERE key_hash = ?")) {
       ps.setBytes(
-          1, io.redlock.jdbc.internal.KeyCodec.hash(io.redlock.jdbc.internal.KeyCodec.encode(key)));
+          1, io.redlock.sql.internal.KeyCodec.hash(io.redlock.sql.internal.KeyCodec.encode(key)));
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(new Row(rs.getBytes(1), rs.getLong(2))) : Optional.empty();
       }

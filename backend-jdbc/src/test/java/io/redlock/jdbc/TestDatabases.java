@@ -1,7 +1,7 @@
 package io.redlock.jdbc;
 
-import io.redlock.jdbc.internal.Dialect;
-import io.redlock.jdbc.internal.TableName;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.TableName;
 import io.redlock.tck.KeyInspector;
 import io.redlock.testservers.FreePorts;
 import io.redlock.testservers.MariaDbServer;
@@ -111,7 +111,8 @@ public final class TestDatabases {
   static KeyInspector inspector(String url, String table) {
     try {
       Connection c = DriverManager.getConnection(url);
-      Dialect d = Dialect.forProduct(c.getMetaData().getDatabaseProductName());
+      Dialect d =
+          io.redlock.jdbc.internal.LockTable.dialectFor(c.getMetaData().getDatabaseProductName());
       String sql = d.inspect(new TableName(table));
       return new KeyInspector() {
         @Override
@@ -119,13 +120,13 @@ public final class TestDatabases {
           try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setBytes(
                 1,
-                io.redlock.jdbc.internal.KeyCodec.hash(
-                    io.redlock.jdbc.internal.KeyCodec.encode(key)));
+                io.redlock.sql.internal.KeyCodec.hash(
+                    io.redlock.sql.internal.KeyCodec.encode(key)));
             try (ResultSet rs = ps.executeQuery()) {
               if (!rs.next()) {
                 return Optional.empty();
               }
-              String owner = io.redlock.jdbc.internal.KeyCodec.decode(rs.getBytes(1));
+              String owner = io.redlock.sql.internal.KeyCodec.decode(rs.getBytes(1));
               return Optional.of(new KeyState(owner, Duration.ofNanos(rs.getLong(2) * 1000)));
             }
           } catch (SQLException e) {

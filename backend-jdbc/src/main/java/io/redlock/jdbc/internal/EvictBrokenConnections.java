@@ -1,6 +1,7 @@
 package io.redlock.jdbc.internal;
 
 import com.zaxxer.hikari.SQLExceptionOverride;
+import io.redlock.sql.internal.SqlErrors;
 import java.sql.SQLException;
 
 /**

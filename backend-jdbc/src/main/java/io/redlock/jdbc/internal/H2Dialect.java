@@ -1,6 +1,8 @@
 package io.redlock.jdbc.internal;
 
 import io.redlock.spi.NodeStatus;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -187,7 +189,7 @@ final class H2Dialect extends Dialect {
     details.put("version", version);
     details.put("database", path == null ? "(memory)" : path);
     details.put("write_delay", String.valueOf(writeDelay));
-    details.put("durability", StatusText.durability(problems));
+    details.put("durability", durability(problems));
     return new NodeStatus("h2-" + stored.incarnation(), stored.age(), problems.isEmpty(), details);
   }
 

@@ -1,6 +1,9 @@
 package io.redlock.jdbc.internal;
 
 import io.redlock.RedlockNonTransientException;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.SqlErrors;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -6,6 +6,11 @@ import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
 import io.redlock.spi.NodeStatus;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.KeyCodec;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.SqlErrors;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -365,7 +370,7 @@ public final class LockTable {
         sb.append("-- ")
             .append(name)
             .append(":\n")
-            .append(Dialect.forProduct(name).ddlText(table))
+            .append(dialectFor(name).ddlText(table))
             .append('\n');
       }
       return sb.toString().strip();
@@ -729,9 +734,24 @@ public final class LockTable {
     }
   }
 
+  /** The dialect of a product name from {@code DatabaseMetaData}, or {@code null}. */
+  public static Dialect dialectFor(String productName) {
+    String p = productName == null ? "" : productName.toLowerCase(java.util.Locale.ROOT);
+    if (p.contains("postgres")) {
+      return new PostgresDialect();
+    }
+    if (p.contains("mariadb") || p.contains("mysql")) {
+      return new MariaDbDialect(!p.contains("mariadb"));
+    }
+    if (p.contains("sqlite")) {
+      return new SqliteDialect();
+    }
+    return p.equals("h2") ? new H2Dialect() : null;
+  }
+
   private Dialect prepareSchema(Connection c) throws SQLException {
     String product = c.getMetaData().getDatabaseProductName();
-    Dialect d = Dialect.forProduct(product);
+    Dialect d = dialectFor(product);
     if (notifyReleases && d instanceof PostgresDialect postgres) {
       d = postgres.notifyingReleases();
     }

@@ -1,6 +1,8 @@
 package io.redlock.jdbc.internal;
 
 import io.redlock.spi.NodeStatus;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -261,7 +263,7 @@ final class MariaDbDialect extends Dialect {
         details.put("innodb_flush_log_at_trx_commit", flush);
         details.put("log_bin", rs.getString(5));
         details.put("sync_binlog", rs.getString(6));
-        details.put("durability", StatusText.durability(problems));
+        details.put("durability", durability(problems));
         return new NodeStatus(
             name().toLowerCase(java.util.Locale.ROOT)
                 + "-started-"

@@ -2,6 +2,8 @@ package io.redlock.jdbc.internal;
 
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.support.ReleaseListeners;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -1,6 +1,7 @@
 package io.redlock.jdbc.internal;
 
 import com.zaxxer.hikari.pool.HikariPool;
+import io.redlock.sql.internal.SqlErrors;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;

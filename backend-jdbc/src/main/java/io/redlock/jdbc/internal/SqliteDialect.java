@@ -1,6 +1,8 @@
 package io.redlock.jdbc.internal;
 
 import io.redlock.spi.NodeStatus;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -196,7 +198,7 @@ final class SqliteDialect extends Dialect {
     details.put("journal_mode", journal);
     details.put("synchronous", Integer.toString(synchronous));
     details.put("boot_id", boot.orElse("unknown (not Linux)"));
-    details.put("durability", StatusText.durability(problems));
+    details.put("durability", durability(problems));
     return new NodeStatus(
         "sqlite-" + stored.incarnation() + boot.map(b -> "-boot-" + b).orElse(""),
         uptime,

@@ -5,7 +5,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 
 /** Shared pieces of the dialects' status reports. */
@@ -14,11 +13,6 @@ final class StatusText {
   private static final Path UPTIME = Path.of("/proc/uptime");
 
   private StatusText() {}
-
-  /** The {@code durability} detail: "durable", or what stops it from being durable. */
-  static String durability(List<String> problems) {
-    return problems.isEmpty() ? "durable" : "not durable: " + String.join(", ", problems);
-  }
 
   /**
    * The Linux boot id of this machine: for an embedded database (SQLite), the machine's restart is

@@ -1,4 +1,4 @@
-package io.redlock.jdbc.internal;
+package io.redlock.sql.internal;
 
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;

@@ -1,4 +1,4 @@
-package io.redlock.jdbc.internal;
+package io.redlock.sql.internal;
 
 import io.redlock.spi.NodeStatus;
 import java.sql.Connection;
@@ -104,7 +104,7 @@ public final class PostgresDialect extends Dialect {
   @Override
   public String release(TableName table, boolean fenceColumn) {
     // With notifications on, a release also notifies the table's channel with the key's hash
-    // (delivered at commit to the nodes that LISTEN: see PgReleaseNotifications); an expiry
+    // (delivered at commit to the nodes that LISTEN); an expiry
     // notifies no one.
     if (fenceColumn && this.notify) {
       return releaseCombined(table).orElseThrow();
@@ -300,7 +300,7 @@ public final class PostgresDialect extends Dialect {
     details.put("synchronous_commit", synchronousCommit);
     details.put("full_page_writes", fullPageWrites);
     details.put("table", persistence);
-    details.put("durability", StatusText.durability(problems));
+    details.put("durability", durability(problems));
     return new NodeStatus(
         "postgresql-started-" + started.withOffsetSameInstant(ZoneOffset.UTC),
         Duration.ofNanos(Math.max(0, upMicros) * 1_000),

@@ -1,18 +1,17 @@
-package io.redlock.jdbc.internal;
+package io.redlock.sql.internal;
 
 import io.redlock.spi.NodeStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 
 /**
  * The SQL of one database. Every operation is atomic on the server (one statement where the
- * database allows it; where it takes two, each is atomic and {@link LockTable} argues why the pair
- * is still correct) at the default isolation level, and every time is read from the database
- * server's clock. Parameters come in a fixed order:
+ * database allows it; where it takes two, each is atomic and the JDBC backend's lock table argues
+ * why the pair is still correct) at the default isolation level, and every time is read from the
+ * database server's clock. Parameters come in a fixed order:
  *
  * <ul>
  *   <li>acquire, acquireFenced: key hash, key text, token, TTL (in {@link #ttlUnits})
@@ -46,27 +45,6 @@ public abstract class Dialect {
     ONE_ROW,
     /** MySQL-style ON DUPLICATE KEY UPDATE with affected rows: 1 inserted, 2 replaced, 0 held. */
     AFFECTED_ROWS
-  }
-
-  /** The dialect of a product name from {@code DatabaseMetaData}, or {@code null}. */
-  public static Dialect forProduct(String productName) {
-    String p = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
-    if (p.contains("postgres")) {
-      return new PostgresDialect();
-    }
-    if (p.contains("mariadb")) {
-      return new MariaDbDialect(false);
-    }
-    if (p.contains("mysql")) {
-      return new MariaDbDialect(true);
-    }
-    if (p.contains("sqlite")) {
-      return new SqliteDialect();
-    }
-    if (p.equals("h2")) {
-      return new H2Dialect();
-    }
-    return null;
   }
 
   /** The dialect's name for messages. */
@@ -167,8 +145,8 @@ public abstract class Dialect {
    * process (which sends a cancel request when it fires) rather than on the server. Such a timer is
    * dropped when the connection fails, so a shorter network timeout makes it pointless. True also
    * promises that {@link java.sql.Statement#cancel} cancels that statement or nothing (never the
-   * connection's next one): lock statements then get their query timeout from the {@link
-   * StatementWatchdog}, one thread for all, instead of a timer task each.
+   * connection's next one): lock statements then get their query timeout from one watchdog thread
+   * for all, instead of a timer task each.
    */
   public boolean queryTimeoutIsClientTimer() {
     return false;
@@ -216,6 +194,11 @@ public abstract class Dialect {
    * @param c a connection in auto-commit mode
    */
   public abstract NodeStatus status(Connection c, StatusContext context) throws SQLException;
+
+  /** The {@code durability} detail of a status: "durable", or what stops it from being durable. */
+  public static String durability(List<String> problems) {
+    return problems.isEmpty() ? "durable" : "not durable: " + String.join(", ", problems);
+  }
 
   /** The TTL as this dialect's parameter: whole units, rounded up so a lock never ends early. */
   public long ttlUnits(Duration ttl) {
