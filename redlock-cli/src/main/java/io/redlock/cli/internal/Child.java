@@ -215,4 +215,52 @@ final class Child {
     }
     return out;
   }
+
+  /** SIGTERM to the command and its descendants, SIGKILL after the grace period. */
+  static void terminate(Process command, Duration g, java.io.PrintStream err) {
+    List<ProcessHandle> family = command.descendants().toList(); // before they are orphaned
+    command.destroy();
+    family.forEach(ProcessHandle::destroy);
+    try {
+      if (!command.waitFor(g.toMillis(), TimeUnit.MILLISECONDS)) {
+        err.println(
+            "redlock: the command did not stop within "
+                + Durations.human(g)
+                + " of SIGTERM; killing it");
+        command.destroyForcibly();
+        command.waitFor(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      command.destroyForcibly();
+    }
+    family.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
+  }
+
+  /** Waits for the command to end; a signal handler's interrupt does not stop the wait. */
+  static int waitFor(Process process) {
+    while (true) {
+      try {
+        return process.waitFor();
+      } catch (InterruptedException e) {
+        // only the signal handler interrupts, and it stops the process: keep waiting for it
+        if (!process.isAlive()) {
+          return process.exitValue();
+        }
+      }
+    }
+  }
+
+  /** Says why the command could not be started; its exit code, as a shell gives it. */
+  static int cannotStart(String program, IOException e, java.io.PrintStream err) {
+    String message = String.valueOf(e.getMessage());
+    boolean notFound = message.contains("error=2,") || message.contains("No such file");
+    err.println(
+        "redlock: cannot run '"
+            + program
+            + "': "
+            + (notFound ? "command not found" : message)
+            + " (the lock was released)");
+    return notFound ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
+  }
 }

@@ -204,10 +204,10 @@ final class DoctorCommand implements Callable<Integer> {
     RedlockSettings settings = settings(selection);
     Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
     Duration drift = settings.driftFor(ttl);
-    Verdict.Quarantine q =
+    Restarts.Quarantine q =
         quarantine == null
             ? null
-            : new Verdict.Quarantine(quarantine, quarantine.plus(settings.driftFor(quarantine)));
+            : new Restarts.Quarantine(quarantine, quarantine.plus(settings.driftFor(quarantine)));
 
     // What exec would say about these nodes, found by the engine while the probes run.
     ExecutorService engine = Executors.newSingleThreadExecutor(daemon("redlock-doctor-engine"));
@@ -233,7 +233,7 @@ final class DoctorCommand implements Callable<Integer> {
               r.fencing(),
               r.details() == null ? null : r.details().get("durability"));
       f = f.withClock(r.readsClock(), r.clockOffset(), r.clockUncertainty(), localClock(r));
-      Verdict.QuarantineView view = Verdict.quarantine(f, q);
+      Restarts.QuarantineView view = Restarts.quarantine(f, q);
       reports.add(
           r.withQuarantine(
               view.state().json, view.left() == null ? null : Durations.millis(view.left())));
@@ -582,7 +582,7 @@ final class DoctorCommand implements Callable<Integer> {
       Duration ttl,
       Duration nodeTimeout,
       Duration drift,
-      Verdict.Quarantine q) {
+      Restarts.Quarantine q) {
     Settings s = report.settings();
     out.printf(
         Locale.ROOT,

@@ -7,7 +7,6 @@ import io.redlock.LockTimeoutException;
 import io.redlock.NodeFailure;
 import io.redlock.NodeHealth;
 import io.redlock.Redlock;
-import io.redlock.RedlockListener;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockSettings;
 import io.redlock.ReleaseOutcome;
@@ -282,7 +281,7 @@ final class ExecCommand implements Callable<Integer> {
   private volatile ReleaseOutcome releaseOutcome;
 
   volatile Redlock redlock;
-  private final NodeWatch watch = new NodeWatch();
+  private ExecLoss watch;
   private Duration margin;
   private Duration grace;
 
@@ -331,6 +330,7 @@ final class ExecCommand implements Callable<Integer> {
     checkExitCode("--conflict-exit-code", conflictExitCode);
     checkExitCode("--lost-exit-code", lostExitCode);
     nodeOptions.quietLeaseLog();
+    watch = new ExecLoss(lockName, err, nodeOptions.verbose());
     long started = System.nanoTime();
     NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
     this.selection = selection;
@@ -356,6 +356,8 @@ final class ExecCommand implements Callable<Integer> {
     warnNodeCount(redlock.nodes().size());
     margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
     grace = killGrace != null ? killGrace : margin.dividedBy(2);
+    watch.redlock = redlock;
+    watch.margin = margin;
     if (grace.compareTo(margin) >= 0 && !noKillOnLoss) {
       err.println(
           "redlock: warning: --kill-grace ("
@@ -642,6 +644,7 @@ final class ExecCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CliException(ExitCodes.USAGE, e.getMessage(), e);
     }
+    watch.lease = lease;
     watch.valid(lease);
     for (NodeFailure f : lease.failedNodes()) {
       if (!f.isTransient()) {
@@ -740,11 +743,11 @@ final class ExecCommand implements Callable<Integer> {
         child = pb.start();
       } catch (IOException e) {
         disarmWatchdog();
-        return cannotStart(argv.get(0), e);
+        return Child.cannotStart(argv.get(0), e, err);
       }
       started = child;
     }
-    int code = waitFor(started);
+    int code = Child.waitFor(started);
     if (!stopped) {
       // It ended on its own: what it left in the background is not the watchdog's to stop. When
       // redlock stopped it (a signal, a loss), the watchdog stays armed and, as redlock exits,
@@ -764,7 +767,7 @@ final class ExecCommand implements Callable<Integer> {
     ReleaseOutcome outcome = releaseOutcome;
     if (outcome != null && !validity.isZero() && goneAtRelease(outcome, redlock.quorum())) {
       if (lost.compareAndSet(false, true)) {
-        reportGoneAtRelease(outcome, validity, code);
+        watch.reportGoneAtRelease(outcome, validity, code);
       }
       return ExitCodes.LOST;
     }
@@ -780,40 +783,11 @@ final class ExecCommand implements Callable<Integer> {
     return outcome.answered() - outcome.deleted() >= quorum;
   }
 
-  /** LOCK LOST for a token that the release found gone while the lease was still valid. */
-  private void reportGoneAtRelease(ReleaseOutcome outcome, Duration validity, int code) {
-    err.println();
-    err.println("redlock: ************************************************************");
-    err.println(
-        "redlock: LOCK LOST: '"
-            + lockName
-            + "': "
-            + DELETED
-            + " while the command ran: at its release, "
-            + (outcome.answered() - outcome.deleted())
-            + " of "
-            + outcome.nodes()
-            + " nodes no longer held its token (a quorum needs "
-            + redlock.quorum()
-            + "), though its TTL left it valid for another "
-            + Durations.format(validity)
-            + ".");
-    err.println("redlock: Another process may have held it while the command ran.");
-    err.println(
-        "redlock: The command had ended (exit code "
-            + code
-            + "); redlock exits with "
-            + ExitCodes.LOST
-            + ".");
-    err.println("redlock: ************************************************************");
-    err.flush();
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Nested redlock commands
 
   /** The nodes in use, as the channel hands them to nested commands. */
-  private NodeOptions.Selection selection;
+  NodeOptions.Selection selection;
 
   /** Where nested redlock commands reach this exec; closed by {@link #cleanup}. */
   private volatile ParentExec channel;
@@ -825,7 +799,8 @@ final class ExecCommand implements Callable<Integer> {
    */
   private void openChannel(Map<String, String> env) {
     try {
-      channel = ParentExec.listen(this::answer);
+      channel =
+          ParentExec.listen(new ExecNested(this, lease, watch, o -> releaseOutcome = o)::answer);
       env.put(ParentExec.ENV, channel.socket().toString());
     } catch (IOException | RuntimeException e) {
       err.println(
@@ -836,182 +811,11 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /** Answers a nested command (see {@link ParentExec}): on the channel's thread. */
-  Map<String, List<String>> answer(Map<String, String> request) {
-    Lease l = lease;
-    Map<String, List<String>> a = new LinkedHashMap<>();
-    if (l == null || !l.token().equals(request.get("auth"))) {
-      a.put("refused", List.of("the request did not carry this exec's REDLOCK_TOKEN"));
-      return a;
-    }
-    String op = String.valueOf(request.get("op"));
-    if (op.equals("nodes")) {
-      a.put("node", selection.uris());
-      Duration t =
-          nodeOptions.nodeTimeout != null ? nodeOptions.nodeTimeout : selection.nodeTimeout();
-      if (t != null) {
-        a.put("node-timeout-ms", List.of(Long.toString(Math.max(1, t.toMillis()))));
-      }
-      Double d =
-          nodeOptions.driftFactor != null ? nodeOptions.driftFactor : selection.driftFactor();
-      if (d != null) {
-        a.put("drift-factor", List.of(d.toString()));
-      }
-      a.put("zero-setup", List.of(Boolean.toString(selection.zeroSetup())));
-      a.put(
-          "source",
-          List.of("pid " + ProcessHandle.current().pid() + ", nodes from " + selection.source()));
-      return a;
-    }
-    if (!lockName.equals(request.get("name"))) {
-      return a; // not this exec's lease: the caller uses the nodes itself
-    }
-    if (op.equals("extend")) {
-      return answerExtend(l, Duration.ofMillis(Long.parseLong(request.get("ttl-ms"))));
-    }
-    if (op.equals("release")) {
-      return answerRelease(l);
-    }
-    a.put("refused", List.of("unknown request '" + op + "'"));
-    return a;
-  }
-
-  /**
-   * A nested {@code redlock extend} of this exec's lease: extended here, so that the keep-alive,
-   * which renews with the TTL the lease was last extended with, goes on with it; never with less
-   * than exec's own --ttl, which the renewal period was chosen for.
-   */
-  private Map<String, List<String>> answerExtend(Lease l, Duration asked) {
-    Duration use = asked.compareTo(ttl) < 0 ? ttl : asked;
-    boolean extended;
-    try {
-      extended = l.extend(use);
-    } catch (IllegalStateException | IllegalArgumentException e) {
-      return exit(
-          ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "': the lease of the 'redlock exec' this runs under is no longer held ("
-              + e.getMessage()
-              + ")");
-    }
-    Map<RedlockListener.Outcome, Long> counts = watch.lastCounts();
-    long yes = counts.getOrDefault(RedlockListener.Outcome.YES, 0L);
-    long no = counts.getOrDefault(RedlockListener.Outcome.NO, 0L);
-    int n = redlock.nodes().size();
-    if (extended) {
-      return exit(
-          ExitCodes.OK,
-          "redlock: extended '"
-              + lockName
-              + "' to "
-              + Durations.human(use)
-              + " on "
-              + yes
-              + " of "
-              + n
-              + " nodes; valid for "
-              + Durations.format(l.remainingValidity())
-              + (use.equals(asked)
-                  ? ""
-                  : " (asked for "
-                      + Durations.human(asked)
-                      + "; exec renews with at least its --ttl)"));
-    }
-    if (no >= redlock.quorum()) {
-      return exit(
-          ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "' is not held with this token by a majority of the nodes ("
-              + no
-              + " of "
-              + n
-              + " answered that it is not)");
-    }
-    return exit(
-        ExitCodes.UNREACHABLE,
-        "redlock: nodes unreachable: could not extend '"
-            + lockName
-            + "': "
-            + yes
-            + " of "
-            + n
-            + " nodes confirmed its token, a quorum needs "
-            + redlock.quorum()
-            + "; exec keeps renewing it with its previous TTL");
-  }
-
-  /** A nested {@code redlock release} of this exec's lease: released here; renewal stops. */
-  private Map<String, List<String>> answerRelease(Lease l) {
-    ReleaseOutcome o = l.release();
-    releaseOutcome = o;
-    if (o.deleted() >= redlock.quorum()) {
-      return exit(
-          ExitCodes.OK,
-          "redlock: released '"
-              + lockName
-              + "': deleted on "
-              + o.deleted()
-              + " of "
-              + o.nodes()
-              + " nodes"
-              + (o.failedNodes().isEmpty()
-                  ? ""
-                  : "; no answer from "
-                      + String.join(", ", o.failedNodes())
-                      + ", where it expires by its TTL")
-              + "; the command runs on without the lock");
-    }
-    if (o.answered() >= redlock.quorum()) {
-      return exit(
-          ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "' is not held with this token by a majority of the nodes ("
-              + (o.answered() - o.deleted())
-              + " of "
-              + o.nodes()
-              + " answered that it is not)");
-    }
-    return exit(
-        ExitCodes.UNREACHABLE,
-        "redlock: nodes unreachable: released '"
-            + lockName
-            + "' on "
-            + o.deleted()
-            + " of "
-            + o.nodes()
-            + " nodes only, a quorum needs "
-            + redlock.quorum()
-            + "; no answer from "
-            + String.join(", ", o.failedNodes()));
-  }
-
-  private static Map<String, List<String>> exit(int code, String line) {
-    Map<String, List<String>> a = new LinkedHashMap<>();
-    a.put("exit", List.of(Integer.toString(code)));
-    a.put("err", List.of(NodeUri.redact(line)));
-    return a;
-  }
-
   private void disarmWatchdog() {
     Child.Watchdog w = watchdog;
     if (w != null) {
       w.disarm();
     }
-  }
-
-  private int cannotStart(String program, IOException e) {
-    String message = String.valueOf(e.getMessage());
-    boolean notFound = message.contains("error=2,") || message.contains("No such file");
-    err.println(
-        "redlock: cannot run '"
-            + program
-            + "': "
-            + (notFound ? "command not found" : message)
-            + " (the lock was released)");
-    return notFound ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
   }
 
   private static Duration parseWait(String text) {
@@ -1035,203 +839,6 @@ final class ExecCommand implements Callable<Integer> {
     return d;
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Losing the lock
-
-  /**
-   * Hears the node calls and extensions of the lease (keep-alive's and any other): to warn at the
-   * first failed extension; to tell, when the lease is lost, a process that was paused past its
-   * validity (the renewal found the validity gone before it could ask any node) from nodes that
-   * stopped answering; and to know where a timed-out call may still leave a key behind.
-   */
-  final class NodeWatch implements RedlockListener {
-    private final Object lock = new Object();
-    private int calls;
-    private final Map<String, Outcome> outcomes = new LinkedHashMap<>();
-    private Map<String, Outcome> lastFailure = Map.of();
-    private Map<String, Outcome> lastOutcomes = Map.of();
-    private int failures;
-    private int failuresWithCalls;
-    private boolean lastWithoutCalls;
-
-    /** The validity the lease had at its last failed extension, and when that was (nanoTime). */
-    private Duration leftAtFailure = Duration.ZERO;
-
-    private long failedAt;
-
-    /** When the lease's validity ends (nanoTime), as of its acquisition or last extension. */
-    private long validUntil;
-
-    private boolean validUntilKnown;
-
-    /** Notes the lease's validity now: after the acquisition, and after each extension. */
-    void valid(Lease l) {
-      long now = System.nanoTime();
-      Duration left = l.remainingValidity();
-      synchronized (lock) {
-        validUntil = now + left.toNanos();
-        validUntilKnown = true;
-      }
-    }
-
-    /** The validity left at {@code now} (nanoTime) by the last acquisition or extension. */
-    Duration validityAt(long now) {
-      synchronized (lock) {
-        long left = validUntil - now;
-        return !validUntilKnown || left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
-      }
-    }
-
-    /** Nodes whose last acquire or release call timed out: it may still take effect. */
-    private final java.util.Set<String> timedOut = new java.util.LinkedHashSet<>();
-
-    /** Nodes that granted an acquisition, or may have (it timed out): they may hold a key. */
-    private final java.util.Set<String> mayHold = new java.util.LinkedHashSet<>();
-
-    /** Whether {@code node} may hold a key of this lease: it granted, or its answer never came. */
-    boolean mayHold(String node) {
-      synchronized (lock) {
-        return mayHold.contains(node);
-      }
-    }
-
-    @Override
-    public void nodeCall(String node, String operation, Outcome outcome, long nanos) {
-      synchronized (lock) {
-        if (operation.equals("extend")) {
-          calls++;
-          outcomes.put(node, outcome);
-        } else if (operation.startsWith("tryAcquire") || operation.equals("release")) {
-          if (operation.startsWith("tryAcquire")
-              && (outcome == Outcome.YES || outcome == Outcome.TIMED_OUT)) {
-            mayHold.add(node);
-          }
-          if (outcome == Outcome.TIMED_OUT) {
-            timedOut.add(node);
-          } else if (operation.equals("release")) {
-            timedOut.remove(node); // answered (or failed outright): nothing late to come
-          }
-        }
-      }
-    }
-
-    /** The nodes where a timed-out call may still set or keep the key. */
-    List<String> timedOut() {
-      synchronized (lock) {
-        return List.copyOf(timedOut);
-      }
-    }
-
-    @Override
-    public void extension(String resource, boolean extended) {
-      boolean warn = false;
-      boolean again = false;
-      String why = null;
-      synchronized (lock) {
-        if (extended) {
-          again = failures > 0;
-          failures = 0;
-          failuresWithCalls = 0;
-        } else {
-          failures++;
-          lastWithoutCalls = calls == 0;
-          if (calls > 0) {
-            failuresWithCalls++;
-            lastFailure = Map.copyOf(outcomes);
-            why = describe(lastFailure);
-            warn = failuresWithCalls == 1;
-          }
-        }
-        lastOutcomes = Map.copyOf(outcomes);
-        calls = 0;
-        outcomes.clear();
-      }
-      Lease l = lease;
-      if (extended && l != null) {
-        valid(l);
-      }
-      if (!extended && l != null) {
-        // Still held here: the engine tells its listener before it declares a loss.
-        Duration left = l.remainingValidity();
-        synchronized (lock) {
-          leftAtFailure = left;
-          failedAt = System.nanoTime();
-        }
-      }
-      if (again && nodeOptions.verbose()) {
-        err.println("redlock: extending '" + lockName + "' works again");
-      }
-      if (warn && l != null && l.remainingValidity().compareTo(margin) > 0) {
-        err.println(
-            "redlock: warning: could not extend '"
-                + lockName
-                + "' ("
-                + why
-                + "); "
-                + Durations.format(l.remainingValidity())
-                + " of validity left, retrying; the command is stopped if "
-                + Durations.human(margin)
-                + " or less is left");
-      }
-    }
-
-    /** How the nodes answered the last extension, by outcome. */
-    Map<Outcome, Long> lastCounts() {
-      synchronized (lock) {
-        Map<Outcome, Long> counts = new java.util.EnumMap<>(Outcome.class);
-        lastOutcomes.values().forEach(o -> counts.merge(o, 1L, Long::sum));
-        return counts;
-      }
-    }
-
-    /** Whether the failed extension that preceded a loss asked no node: its validity was gone. */
-    boolean pausedPastValidity() {
-      synchronized (lock) {
-        return lastWithoutCalls && failuresWithCalls == 0;
-      }
-    }
-
-    /** What is left of the validity the lease had at its last failed extension. */
-    Duration validityLeft() {
-      synchronized (lock) {
-        Duration left = leftAtFailure.minusNanos(System.nanoTime() - failedAt);
-        return left.isNegative() ? Duration.ZERO : left;
-      }
-    }
-
-    int failedAttempts() {
-      synchronized (lock) {
-        return failures;
-      }
-    }
-
-    /** How the nodes answered the last extension that asked them, e.g. "a: yes, b: timed out". */
-    private String describe(Map<String, Outcome> byNode) {
-      long yes = byNode.values().stream().filter(o -> o == Outcome.YES).count();
-      List<String> parts = new ArrayList<>();
-      byNode.forEach(
-          (node, outcome) -> {
-            if (outcome != Outcome.YES) {
-              parts.add(
-                  node
-                      + ": "
-                      + switch (outcome) {
-                        case NO -> "no longer holds the token";
-                        case TIMED_OUT -> "timed out";
-                        case MISCONFIGURED -> "misconfigured";
-                        default -> "failed";
-                      });
-            }
-          });
-      return yes
-          + " of "
-          + redlock.nodes().size()
-          + " nodes agreed, a quorum needs "
-          + redlock.quorum()
-          + (parts.isEmpty() ? "" : "; " + String.join(", ", parts));
-    }
-  }
-
   /** The lease's loss signal, on a thread of the library's: report the cause, stop the command. */
   private void onLost(LeaseLost l) {
     if (!lost.compareAndSet(false, true)) {
@@ -1241,38 +848,8 @@ final class ExecCommand implements Callable<Integer> {
     synchronized (state) {
       c = child;
     }
-    Duration validity = validityLeft(l);
     boolean kill = !noKillOnLoss && c != null;
-    err.println();
-    err.println("redlock: ************************************************************");
-    err.println("redlock: LOCK LOST: '" + lockName + "': " + cause(l) + ".");
-    for (String line : nodeErrors(l)) {
-      err.println("redlock:   " + line);
-    }
-    err.println(
-        validity.isZero()
-            ? "redlock: Another process may hold it now."
-            : "redlock: It stays valid for at most another "
-                + Durations.format(validity)
-                + "; after that another process may hold it.");
-    if (c == null) {
-      err.println("redlock: The command was not started; redlock will exit with 79.");
-    } else {
-      err.println(
-          kill
-              ? "redlock: Stopping the command (pid "
-                  + c.pid()
-                  + ": SIGTERM, SIGKILL after "
-                  + Durations.human(grace)
-                  + "); redlock will exit with "
-                  + ExitCodes.LOST
-                  + "."
-              : "redlock: --no-kill-on-loss: the command keeps running; redlock will exit with "
-                  + ExitCodes.LOST
-                  + ".");
-    }
-    err.println("redlock: ************************************************************");
-    err.flush();
+    watch.report(l, c, kill, grace);
     if (kill) {
       // Not on the library's notifier thread: the grace may take a while.
       Thread t = new Thread(() -> terminate(c), "redlock-exec-stop");
@@ -1281,73 +858,16 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /**
-   * What validity the loss leaves: for a loss while extensions kept failing, what the lease had
-   * left; for a token gone from the nodes, or validity run out, none.
-   */
-  private Duration validityLeft(LeaseLost l) {
-    if (l.reason() != LeaseLost.Reason.UNREACHABLE || watch.pausedPastValidity()) {
-      return Duration.ZERO;
-    }
-    return watch.validityLeft();
-  }
-
-  /** Who takes a lease's token from the nodes while the lease is still valid. */
-  static final String DELETED =
-      "the lock was deleted by another client (redlock unlock --force? redlock release with its"
-          + " token?)";
-
-  /** The real cause of a loss, in words. */
-  String cause(LeaseLost l) {
-    Duration validity = watch.validityAt(System.nanoTime());
-    return switch (l.reason()) {
-      case TOKEN_GONE ->
-          validity.isZero()
-              ? "the nodes no longer hold its token ("
-                  + l.detail()
-                  + "): its key expired on them, or someone deleted it (e.g. redlock unlock"
-                  + " --force)"
-              : DELETED
-                  + ": the nodes no longer hold its token ("
-                  + l.detail()
-                  + "), though its TTL left it valid for another "
-                  + Durations.format(validity);
-      case UNREACHABLE ->
-          watch.pausedPastValidity()
-              ? "this process was paused or starved for longer than the lock's validity (e.g."
-                  + " SIGSTOP, a long GC pause, a suspended VM): when the extension finally ran,"
-                  + " the validity had already run out"
-              : "it could not be extended: "
-                  + l.detail()
-                  + " ("
-                  + watch.failedAttempts()
-                  + (watch.failedAttempts() == 1 ? " attempt)" : " attempts)");
-      case EXPIRED ->
-          "its validity ran out before an extension succeeded (was this process paused or"
-              + " starved?)";
-      case CLOSED, RELEASED -> l.detail();
-    };
-  }
-
-  /** Each node's last error, for nodes that failed: why the extensions did not get through. */
-  private List<String> nodeErrors(LeaseLost l) {
-    List<String> out = new ArrayList<>();
-    if (l.reason() != LeaseLost.Reason.UNREACHABLE || watch.pausedPastValidity()) {
-      return out;
-    }
-    for (NodeHealth h : redlock.health()) {
-      h.lastError()
-          .map(e -> NodeUri.redact(e))
-          .map(e -> e.startsWith(h.node()) ? e : h.node() + ": " + e)
-          .ifPresent(e -> out.add(Durations.humanize(e)));
-    }
-    return out;
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Signals, the command's end, cleanup
 
   /** Called by the JVM on SIGTERM / SIGINT / SIGHUP: stop the command, release, then let go. */
+  /** Stops the command: SIGTERM, SIGKILL after the grace (see {@link Child#terminate}). */
+  private void terminate(Process command) {
+    stopped = true;
+    Child.terminate(command, grace != null ? grace : Duration.ofSeconds(10), err);
+  }
+
   private void onSignal(Thread main) {
     if (mainDone.getCount() == 0) {
       return; // normal exit
@@ -1376,42 +896,6 @@ final class ExecCommand implements Callable<Integer> {
       }
     } catch (InterruptedException e) {
       cleanup();
-    }
-  }
-
-  /** SIGTERM to the command and its descendants, SIGKILL after the grace period. */
-  private void terminate(Process command) {
-    stopped = true;
-    List<ProcessHandle> family = command.descendants().toList(); // before they are orphaned
-    command.destroy();
-    family.forEach(ProcessHandle::destroy);
-    Duration g = grace != null ? grace : Duration.ofSeconds(10);
-    try {
-      if (!command.waitFor(g.toMillis(), TimeUnit.MILLISECONDS)) {
-        err.println(
-            "redlock: the command did not stop within "
-                + Durations.human(g)
-                + " of SIGTERM; killing it");
-        command.destroyForcibly();
-        command.waitFor(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      command.destroyForcibly();
-    }
-    family.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
-  }
-
-  private static int waitFor(Process process) {
-    while (true) {
-      try {
-        return process.waitFor();
-      } catch (InterruptedException e) {
-        // only the signal handler interrupts, and it stops the process: keep waiting for it
-        if (!process.isAlive()) {
-          return process.exitValue();
-        }
-      }
     }
   }
 

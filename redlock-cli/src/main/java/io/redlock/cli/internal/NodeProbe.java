@@ -40,7 +40,7 @@ final class NodeProbe {
    *     LockNode#status()}; null where the node does not report a status or the report failed
    * @param quarantine where the node stands with respect to restart quarantine: one of n/a,
    *     not-needed, off, passed, active, status-unreadable, unsupported (see {@link
-   *     Verdict.QuarantineState}); filled in by the doctor, which knows the settings
+   *     Restarts.QuarantineState}); filled in by the doctor, which knows the settings
    * @param quarantineLeftMs for "active": how long until its votes count
    * @param readsClock whether the node declares reads of the store's clock ({@link
    *     LockNode#serverTime()}); null if not opened

@@ -130,8 +130,8 @@ class VerdictTest {
         durable ? "durable" : "not durable: appendfsync everysec");
   }
 
-  private static final Verdict.Quarantine ONE_MINUTE =
-      new Verdict.Quarantine(Duration.ofMinutes(1), Duration.ofMillis(60_602));
+  private static final Restarts.Quarantine ONE_MINUTE =
+      new Restarts.Quarantine(Duration.ofMinutes(1), Duration.ofMillis(60_602));
 
   @Test
   @DisplayName(
@@ -204,9 +204,10 @@ class VerdictTest {
                   .contains("only 0 of 3 nodes may vote now", "in 40.60 s at the earliest");
             });
     assertThat(DoctorCommand.exitCode(f)).isEqualTo(69);
-    assertThat(Verdict.quarantine(nodes.get(2), ONE_MINUTE))
+    assertThat(Restarts.quarantine(nodes.get(2), ONE_MINUTE))
         .isEqualTo(
-            new Verdict.QuarantineView(Verdict.QuarantineState.ACTIVE, Duration.ofMillis(30_602)));
+            new Restarts.QuarantineView(
+                Restarts.QuarantineState.ACTIVE, Duration.ofMillis(30_602)));
   }
 
   @Test
@@ -228,10 +229,10 @@ class VerdictTest {
                     .startsWith("in restart quarantine")
                     .contains("c (up 1.00 s)", "the 2 other nodes"));
     assertThat(DoctorCommand.exitCode(f)).isZero();
-    assertThat(Verdict.quarantine(nodes.get(0), ONE_MINUTE).state())
-        .isEqualTo(Verdict.QuarantineState.NOT_NEEDED);
-    assertThat(Verdict.quarantine(nodes.get(2), null).state())
-        .isEqualTo(Verdict.QuarantineState.OFF);
+    assertThat(Restarts.quarantine(nodes.get(0), ONE_MINUTE).state())
+        .isEqualTo(Restarts.QuarantineState.NOT_NEEDED);
+    assertThat(Restarts.quarantine(nodes.get(2), null).state())
+        .isEqualTo(Restarts.QuarantineState.OFF);
   }
 
   @Test
@@ -246,8 +247,8 @@ class VerdictTest {
     List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
-    assertThat(Verdict.quarantine(nodes.get(1), ONE_MINUTE).state())
-        .isEqualTo(Verdict.QuarantineState.PASSED);
+    assertThat(Restarts.quarantine(nodes.get(1), ONE_MINUTE).state())
+        .isEqualTo(Restarts.QuarantineState.PASSED);
     assertThat(f).anySatisfy(x -> assertThat(x.message()).contains("all votes count"));
   }
 
@@ -266,8 +267,8 @@ class VerdictTest {
     assertThat(withQuarantine)
         .anySatisfy(x -> assertThat(x.message()).contains("report its status", ": x;"));
     assertThat(DoctorCommand.exitCode(withQuarantine)).isEqualTo(64);
-    assertThat(Verdict.quarantine(blind, ONE_MINUTE).state())
-        .isEqualTo(Verdict.QuarantineState.UNSUPPORTED);
+    assertThat(Restarts.quarantine(blind, ONE_MINUTE).state())
+        .isEqualTo(Restarts.QuarantineState.UNSUPPORTED);
     assertThat(Verdict.overall(without)).isEqualTo(Level.OK);
     assertThat(without)
         .anySatisfy(
@@ -276,8 +277,8 @@ class VerdictTest {
                     .startsWith("durability and restarts unknown")
                     .contains(": x;"))
         .anySatisfy(x -> assertThat(x.message()).startsWith("no fencing counters on x"));
-    assertThat(Verdict.quarantine(blind, null).state())
-        .isEqualTo(Verdict.QuarantineState.NOT_APPLICABLE);
+    assertThat(Restarts.quarantine(blind, null).state())
+        .isEqualTo(Restarts.QuarantineState.NOT_APPLICABLE);
   }
 
   private static NodeFacts clock(String name, long offsetMillis, long uncertaintyMillis) {
