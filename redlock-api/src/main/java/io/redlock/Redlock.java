@@ -171,6 +171,28 @@ public interface Redlock extends AutoCloseable {
    */
   List<NodeHealth> health();
 
+  /**
+   * Probes every node, all at once against one deadline, for diagnostics ({@code redlock doctor},
+   * health checks): on each node, {@code rounds} lock cycles ({@code tryAcquire}, {@code extend},
+   * {@code release}) on fresh random keys, timed; then its status report if it declares one; then
+   * {@code rounds} reads of its store's clock (at most 20) if it reads one, of which the read with
+   * the shortest round trip gives the offset. A node that fails its first lock call is reported
+   * unreachable and asked nothing more. The calls count in {@link #health()} as any other.
+   *
+   * @param rounds lock cycles and clock reads per node, at least 1
+   * @param timeout how long the whole probe may take; a call not answered by then is given up and
+   *     reported as such
+   * @return one report per node, in the order the nodes were given
+   * @throws IllegalArgumentException if {@code rounds} is below 1 or {@code timeout} not positive
+   * @throws IllegalStateException if this Redlock is closed
+   */
+  List<NodeReport> probe(int rounds, Duration timeout);
+
+  /** {@link #probe(int, Duration)} with one round: one lock cycle and one clock read per node. */
+  default List<NodeReport> probe(Duration timeout) {
+    return probe(1, timeout);
+  }
+
   /** The settings in force. */
   RedlockSettings settings();
 

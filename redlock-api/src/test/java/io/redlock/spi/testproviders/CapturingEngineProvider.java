@@ -88,6 +88,11 @@ public final class CapturingEngineProvider implements RedlockEngineProvider {
     }
 
     @Override
+    public List<io.redlock.NodeReport> probe(int rounds, Duration timeout) {
+      throw new UnsupportedOperationException("test engine: records the configuration only");
+    }
+
+    @Override
     public RedlockSettings settings() {
       return config.settings();
     }

@@ -97,6 +97,48 @@ final class FanOut {
    * given and takes no samples (for a second round over a few nodes).
    */
   <T> void run(String operation, Policy<T> policy, long deadline, boolean measured) {
+    run(operation, policy, deadline, measured, false);
+  }
+
+  /**
+   * One call on {@code node}, awaited until {@code deadline} even if the node is down (a probe):
+   * returns its answer or throws its failure.
+   */
+  <T> T call(
+      String operation, int node, java.util.function.Supplier<Reply<T>> start, long deadline) {
+    Object[] answer = new Object[1];
+    RuntimeException[] failure = new RuntimeException[1];
+    run(
+        operation,
+        new Policy<T>() {
+          @Override
+          public Reply<T> start(int i) {
+            return i == node ? start.get() : null;
+          }
+
+          @Override
+          public void answered(int i, T a) {
+            answer[0] = a;
+          }
+
+          @Override
+          public void failed(int i, RuntimeException e) {
+            failure[0] = e;
+          }
+        },
+        deadline,
+        false,
+        true);
+    if (failure[0] != null) {
+      throw failure[0];
+    }
+    @SuppressWarnings("unchecked")
+    T out = (T) answer[0];
+    return out;
+  }
+
+  private <T> void run(
+      String operation, Policy<T> policy, long deadline, boolean measured, boolean probing) {
     int n = names.length;
     int[] nodes = measured ? order.current() : givenOrder;
     boolean sampled = measured && order.sampleNext();
@@ -110,7 +152,7 @@ final class FanOut {
         int i = nodes[step % n];
         Reply<T> reply = takeInAwaitOrder(replies, nodes, step);
         if (reply != null) {
-          await(operation, policy, i, reply, deadline, sampled, began);
+          await(operation, policy, i, reply, deadline, sampled, began, probing);
         }
       }
       if (sampled) {
@@ -213,11 +255,12 @@ final class FanOut {
       Reply<T> reply,
       long deadline,
       boolean sampled,
-      long began) {
+      long began,
+      boolean probing) {
     long since = sampled ? ticker.read() : 0;
     T answer;
     try {
-      answer = reply.await(states.waitFor(i) ? remaining(deadline) : Duration.ZERO);
+      answer = reply.await(probing || states.waitFor(i) ? remaining(deadline) : Duration.ZERO);
     } catch (RuntimeException e) {
       if (e instanceof NodeTimeoutException) {
         order.timedOut(i);

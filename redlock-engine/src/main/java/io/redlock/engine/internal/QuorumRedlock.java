@@ -947,6 +947,12 @@ final class QuorumRedlock implements Redlock {
   }
 
   @Override
+  public List<io.redlock.NodeReport> probe(int rounds, Duration timeout) {
+    checkOpen();
+    return Probe.run(quorum, settings, rounds, timeout);
+  }
+
+  @Override
   public RedlockSettings settings() {
     return settings;
   }
