@@ -5,7 +5,6 @@ import io.redlock.engine.RedlockEngineProvider;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
 import io.redlock.spi.NodeUri;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -22,16 +21,16 @@ import java.util.Set;
  * <p>Nodes are given as objects ({@link #nodes(LockNode...)}), as URIs ({@link #nodes(String...)},
  * any mix of backends found through {@link LockNodes}), or from the environment ({@link
  * #nodesFromEnvironment()}). Nodes given by URI are opened by {@link #build()}, after the engine
- * was found; if opening one fails, those already opened are closed again.
+ * was found; if opening one fails, those already opened are closed again. The settings ({@link
+ * #fencing}, {@link #retry}, ...) are those of {@link RedlockSettings.Builder}.
  */
-public final class RedlockBuilder {
+public final class RedlockBuilder extends RedlockSettings.Builder<RedlockBuilder> {
   /** A node given as an object, or by URI with the providers that resolved its scheme. */
   private record Pending(LockNode node, NodeUri uri, LockNodes providers) {}
 
   private final List<Pending> nodes = new ArrayList<>();
   private final Set<NodeUri> uris = new HashSet<>();
   private LockNodes discovered;
-  private RedlockSettings settings = RedlockSettings.defaults();
   private Ticker ticker = Ticker.system();
   private RedlockListener listener = RedlockListener.NONE;
 
@@ -156,120 +155,6 @@ public final class RedlockBuilder {
     return discovered;
   }
 
-  /** Replaces all settings at once. */
-  public RedlockBuilder settings(RedlockSettings settings) {
-    this.settings = Objects.requireNonNull(settings, "settings must not be null");
-    return this;
-  }
-
-  /** Fraction of the TTL allowed for clock drift (default 0.01). */
-  public RedlockBuilder driftFactor(double driftFactor) {
-    settings = settings.withDriftFactor(driftFactor);
-    return this;
-  }
-
-  /** Constant allowance for drift and scheduling (default 2 ms). */
-  public RedlockBuilder driftBuffer(Duration driftBuffer) {
-    settings = settings.withDriftBuffer(driftBuffer);
-    return this;
-  }
-
-  /** How long one node may take to answer one call (default: TTL/50 within [20 ms, 1 s]). */
-  public RedlockBuilder nodeTimeout(Duration nodeTimeout) {
-    settings = settings.withNodeTimeout(Objects.requireNonNull(nodeTimeout, "nodeTimeout"));
-    return this;
-  }
-
-  /** Attempts made by {@code tryAcquire} and the random pause between them. */
-  public RedlockBuilder retry(int attempts, Duration delayMin, Duration delayMax) {
-    settings = settings.withRetry(attempts, delayMin, delayMax);
-    return this;
-  }
-
-  /** Minimum validity a fresh lease must have, else it is given up at once (default 1 ms). */
-  public RedlockBuilder minValidity(Duration minValidity) {
-    settings = settings.withMinValidity(minValidity);
-    return this;
-  }
-
-  /** How many times one lease may be extended (default 10,000). */
-  public RedlockBuilder maxExtensions(int maxExtensions) {
-    settings = settings.withMaxExtensions(maxExtensions);
-    return this;
-  }
-
-  /**
-   * Gives every lease a fencing token ({@link Lease#fencingToken()}) that strictly increases across
-   * the acquisitions of a resource, whatever majority granted them. The protected resource uses it
-   * to reject writes from a holder that paused past its validity (see {@link FencingGuard}). Costs
-   * one more round trip per acquisition. Default off.
-   *
-   * <p>Every node must keep fencing counters ({@link io.redlock.spi.NodeCapabilities#fencing()}):
-   * {@link #build()} fails otherwise, naming the nodes that do not.
-   */
-  public RedlockBuilder fencing(boolean enabled) {
-    settings = settings.withFencing(enabled);
-    return this;
-  }
-
-  /**
-   * Switches on restart quarantine for applications whose longest lock TTL is {@code maxTtl}.
-   *
-   * <p>A node that restarts without durable lock state (Redis without {@code appendfsync always},
-   * say) forgets the locks it held and could help a second client to a majority. With quarantine
-   * on, the vote of such a node counts only once it has been up for {@code maxTtl} plus the drift
-   * allowance, so every lock it forgot has expired everywhere before it votes again (the remedy of
-   * the Redlock description, done by the client). Durable nodes count at once. The engine reads
-   * each granting node's status ({@link io.redlock.spi.LockNode#status()}) after its vote, so a
-   * restart between two acquisitions is noticed; quarantined nodes show in {@link
-   * Lease#quarantinedNodes()}, in lock failure messages and in the log.
-   *
-   * <p>Cost: after a majority of non-durable nodes restart, or right after they are first deployed,
-   * no lock can be acquired for {@code maxTtl}. A lease may not ask for a TTL longer than {@code
-   * maxTtl} (acquire and extend throw {@link IllegalArgumentException}). Every node must report its
-   * status ({@link io.redlock.spi.NodeCapabilities#status()}): {@link #build()} fails otherwise.
-   * Default off.
-   *
-   * @param maxTtl the longest TTL any client of these nodes uses for a lock, positive
-   */
-  public RedlockBuilder restartQuarantine(Duration maxTtl) {
-    Objects.requireNonNull(maxTtl, "maxTtl must not be null; call noRestartQuarantine() for off");
-    settings = settings.withRestartQuarantine(maxTtl);
-    return this;
-  }
-
-  /**
-   * Whether a node that fails in a way no retry will fix (a wrong password, a missing table, an
-   * unknown host) fails the acquisition at once with {@link NodesMisconfiguredException}, even when
-   * the other nodes make a majority; {@link #build()} already fails with it when a node says so to
-   * its status probe. On by default, as in the CLI: a quorum that silently runs without one of its
-   * nodes has lost the fault tolerance its size promises, and nobody notices until a second node
-   * fails. Off: such a node is outvoted, logged once at WARN and listed in {@link
-   * Lease#failedNodes()}. Either way, when such nodes leave too few for a majority, acquisition
-   * stops at once with that exception instead of retrying.
-   */
-  public RedlockBuilder strictNodes(boolean strict) {
-    settings = settings.withStrictNodes(strict);
-    return this;
-  }
-
-  /**
-   * Lets nodes be one server under several names or databases, e.g. three databases of one
-   * PostgreSQL for a test. By default {@code build()} asks every node for its status and refuses
-   * nodes that report the same incarnation: that server's loss would take several votes at once, so
-   * the quorum would not survive what its node count promises. For tests and demos only.
-   */
-  public RedlockBuilder allowSharedServers() {
-    settings = settings.withSharedServers(true);
-    return this;
-  }
-
-  /** Switches restart quarantine off (the default), e.g. for tests that restart nodes at will. */
-  public RedlockBuilder noRestartQuarantine() {
-    settings = settings.withRestartQuarantine(null);
-    return this;
-  }
-
   /**
    * Tells {@code listener} what the Redlock does (node calls, acquisitions, extensions, releases,
    * losses), e.g. for metrics; see {@link RedlockListener}. Default {@link RedlockListener#NONE}.
@@ -300,6 +185,7 @@ public final class RedlockBuilder {
           "a Redlock needs at least one node: call nodes(...) before build()"
               + " (use an odd number, 3 or 5, to survive the loss of 1 or 2)");
     }
+    RedlockSettings settings = settings();
     RedlockEngineProvider engine = findEngine(); // before opening connections that could leak
     List<LockNode> all = new ArrayList<>(nodes.size());
     List<LockNode> opened = new ArrayList<>();

@@ -4,35 +4,23 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * The timing, retry and safety settings of a {@link Redlock}. Immutable; use {@link #defaults()}
- * and the {@code with...} methods, or the builder.
+ * The timing, retry and safety settings of a {@link Redlock}: immutable, validated when made. Each
+ * setting is described, with its default, on the {@link Builder} method that sets it; {@link
+ * RedlockBuilder} is such a builder, and so are the Spring Boot starter's {@code redlock.*}
+ * properties.
  *
- * @param driftFactor fraction of the TTL subtracted from every validity for clock drift between
- *     nodes and this machine (default 0.01)
- * @param driftBuffer constant subtracted from every validity (default 2 ms)
- * @param nodeTimeout how long one node may take to answer one call, or {@code null} for the
- *     default: TTL/50 clamped to [20 ms, 1 s] (200 ms for a 10 s TTL: small beside the TTL, as the
- *     algorithm advises, and enough for a database under load; a node that is down is not waited
- *     for in any case, see {@link NodeHealth})
- * @param retryAttempts attempts made by {@code tryAcquire}, including the first (default 3)
- * @param retryDelayMin shortest random pause between attempts (default 50 ms)
- * @param retryDelayMax longest random pause between attempts (default 250 ms)
- * @param minValidity a lease with less validity than this after acquisition is given up at once
- *     (default 1 ms: any positive validity)
- * @param maxExtensions how many times one lease may be extended (default 10,000)
- * @param fencing whether every lease carries a fencing token ({@link Lease#fencingToken()}): one
- *     more round trip per acquisition, and every node must declare fencing counters (default off)
- * @param restartQuarantine the longest TTL the application uses, which switches on restart
- *     quarantine: a node whose lock state is not durable counts only once it has been up for this
- *     long (plus the drift allowance), and no lease may ask for a longer TTL; {@code null} for off
- *     (the default). See {@link RedlockBuilder#restartQuarantine(Duration)}.
- * @param strictNodes whether a node that fails in a way no retry fixes (a wrong password, a missing
- *     table, an unknown host, TLS refused) fails {@code build()} and the acquisition even when the
- *     other nodes make a majority (default on; off: such a node is outvoted, logged once at WARN
- *     and listed in {@link Lease#failedNodes()})
- * @param sharedServers whether nodes may be one server under several names or databases (default
- *     off: {@code build()} refuses nodes that report the same incarnation, since that server's loss
- *     takes several votes); for tests and demos only
+ * @param driftFactor see {@link Builder#driftFactor}
+ * @param driftBuffer see {@link Builder#driftBuffer}
+ * @param nodeTimeout see {@link Builder#nodeTimeout}; {@code null} for the TTL-based default
+ * @param retryAttempts see {@link Builder#retry}
+ * @param retryDelayMin see {@link Builder#retry}
+ * @param retryDelayMax see {@link Builder#retry}
+ * @param minValidity see {@link Builder#minValidity}
+ * @param maxExtensions see {@link Builder#maxExtensions}
+ * @param fencing see {@link Builder#fencing}
+ * @param restartQuarantine see {@link Builder#restartQuarantine}; {@code null} for off
+ * @param strictNodes see {@link Builder#strictNodes}
+ * @param sharedServers see {@link Builder#allowSharedServers}
  */
 public record RedlockSettings(
     double driftFactor,
@@ -85,36 +73,20 @@ public record RedlockSettings(
       throw new IllegalArgumentException("maxExtensions must be >= 0, got " + maxExtensions);
     }
     if (restartQuarantine != null
-        && (restartQuarantine.isNegative() || restartQuarantine.isZero())) {
+        && (restartQuarantine.isNegative()
+            || restartQuarantine.isZero()
+            || restartQuarantine.compareTo(MAX_QUARANTINE) > 0)) {
       throw new IllegalArgumentException(
-          "restartQuarantine must be positive (the longest TTL the application uses), or null for"
-              + " off; got "
-              + restartQuarantine);
-    }
-    if (restartQuarantine != null && restartQuarantine.compareTo(MAX_QUARANTINE) > 0) {
-      throw new IllegalArgumentException(
-          "restartQuarantine must be the longest TTL the application uses, at most "
+          "restartQuarantine must be positive and at most "
               + MAX_QUARANTINE.toDays()
-              + " days; got "
+              + " days (the longest TTL the application uses), or null for off; got "
               + restartQuarantine);
     }
   }
 
-  /** The defaults described on each component. */
+  /** The defaults described on each {@link Builder} method. */
   public static RedlockSettings defaults() {
-    return new RedlockSettings(
-        0.01,
-        Duration.ofMillis(2),
-        null,
-        3,
-        Duration.ofMillis(50),
-        Duration.ofMillis(250),
-        Duration.ofMillis(1),
-        10_000,
-        false,
-        null,
-        true,
-        false);
+    return new Copy().settings();
   }
 
   /** The per-node timeout used for calls on a lock of this TTL. */
@@ -134,102 +106,222 @@ public record RedlockSettings(
     return Duration.ofNanos((long) (ttl.toNanos() * driftFactor)).plus(driftBuffer);
   }
 
-  /** A copy with another drift factor. */
-  public RedlockSettings withDriftFactor(double value) {
-    Copy c = new Copy(this);
-    c.driftFactor = value;
-    return c.build();
-  }
-
-  /** A copy with another drift buffer. */
-  public RedlockSettings withDriftBuffer(Duration value) {
-    Copy c = new Copy(this);
-    c.driftBuffer = value;
-    return c.build();
-  }
-
-  /** A copy with another per-node timeout ({@code null} for the TTL-based default). */
-  public RedlockSettings withNodeTimeout(Duration value) {
-    Copy c = new Copy(this);
-    c.nodeTimeout = value;
-    return c.build();
-  }
-
-  /** A copy with other retry settings. */
-  public RedlockSettings withRetry(int attempts, Duration delayMin, Duration delayMax) {
-    Copy c = new Copy(this);
-    c.retryAttempts = attempts;
-    c.retryDelayMin = delayMin;
-    c.retryDelayMax = delayMax;
-    return c.build();
-  }
-
-  /** A copy with another minimum validity. */
-  public RedlockSettings withMinValidity(Duration value) {
-    Copy c = new Copy(this);
-    c.minValidity = value;
-    return c.build();
-  }
-
-  /** A copy with another maximum number of extensions per lease. */
-  public RedlockSettings withMaxExtensions(int value) {
-    Copy c = new Copy(this);
-    c.maxExtensions = value;
-    return c.build();
-  }
-
-  /** A copy with fencing tokens on or off. */
-  public RedlockSettings withFencing(boolean value) {
-    Copy c = new Copy(this);
-    c.fencing = value;
-    return c.build();
-  }
-
-  /**
-   * A copy with restart quarantine for this maximum TTL, or off for {@code null}; see {@link
-   * RedlockBuilder#restartQuarantine(Duration)}.
-   */
-  public RedlockSettings withRestartQuarantine(Duration maxTtl) {
-    Copy c = new Copy(this);
-    c.restartQuarantine = maxTtl;
-    return c.build();
-  }
-
-  /** A copy in which a node failing non-transiently fails the acquisition, or not. */
-  public RedlockSettings withStrictNodes(boolean value) {
-    Copy c = new Copy(this);
-    c.strictNodes = value;
-    return c.build();
-  }
-
-  /** A copy that allows nodes on one server (tests, demos), or refuses them at build. */
-  public RedlockSettings withSharedServers(boolean value) {
-    Copy c = new Copy(this);
-    c.sharedServers = value;
-    return c.build();
-  }
-
   /** True if restart quarantine is on. */
   public boolean restartQuarantineEnabled() {
     return restartQuarantine != null;
   }
 
-  /** A mutable copy for the {@code with...} methods; the record's constructor validates. */
-  private static final class Copy {
-    double driftFactor;
-    Duration driftBuffer;
-    Duration nodeTimeout;
-    int retryAttempts;
-    Duration retryDelayMin;
-    Duration retryDelayMax;
-    Duration minValidity;
-    int maxExtensions;
-    boolean fencing;
-    Duration restartQuarantine;
-    boolean strictNodes;
-    boolean sharedServers;
+  /** A copy with another drift factor. */
+  public RedlockSettings withDriftFactor(double value) {
+    return copy().driftFactor(value).settings();
+  }
 
-    Copy(RedlockSettings s) {
+  /** A copy with another drift buffer. */
+  public RedlockSettings withDriftBuffer(Duration value) {
+    return copy().driftBuffer(value).settings();
+  }
+
+  /** A copy with another per-node timeout ({@code null} for the TTL-based default). */
+  public RedlockSettings withNodeTimeout(Duration value) {
+    Copy c = copy();
+    c.nodeTimeout = value;
+    return c.settings();
+  }
+
+  /** A copy with other retry settings. */
+  public RedlockSettings withRetry(int attempts, Duration delayMin, Duration delayMax) {
+    return copy().retry(attempts, delayMin, delayMax).settings();
+  }
+
+  /** A copy with another minimum validity. */
+  public RedlockSettings withMinValidity(Duration value) {
+    return copy().minValidity(value).settings();
+  }
+
+  /** A copy with another maximum number of extensions per lease. */
+  public RedlockSettings withMaxExtensions(int value) {
+    return copy().maxExtensions(value).settings();
+  }
+
+  /** A copy with fencing tokens on or off. */
+  public RedlockSettings withFencing(boolean value) {
+    return copy().fencing(value).settings();
+  }
+
+  /** A copy with restart quarantine for this maximum TTL, or off for {@code null}. */
+  public RedlockSettings withRestartQuarantine(Duration maxTtl) {
+    Copy c = copy();
+    c.restartQuarantine = maxTtl;
+    return c.settings();
+  }
+
+  /** A copy in which a node failing non-transiently fails the acquisition, or not. */
+  public RedlockSettings withStrictNodes(boolean value) {
+    return copy().strictNodes(value).settings();
+  }
+
+  /** A copy that allows nodes on one server (tests, demos), or refuses them at build. */
+  public RedlockSettings withSharedServers(boolean value) {
+    Copy c = copy();
+    c.sharedServers = value;
+    return c.settings();
+  }
+
+  private Copy copy() {
+    return new Copy().settings(this);
+  }
+
+  private static final class Copy extends Builder<Copy> {}
+
+  /**
+   * The settings, one method each, stated once: {@link RedlockBuilder} inherits them, and the
+   * Spring Boot starter's {@code redlock.*} properties bind to the fields. Each method checks the
+   * settings at once, so a bad value fails where it is given.
+   *
+   * @param <B> the builder's own type, returned by every method for chaining
+   */
+  public abstract static class Builder<B extends Builder<B>> {
+    // The defaults, stated here only; subclasses that bind properties may set the fields.
+    protected double driftFactor = 0.01;
+    protected Duration driftBuffer = Duration.ofMillis(2);
+    protected Duration nodeTimeout;
+    protected int retryAttempts = 3;
+    protected Duration retryDelayMin = Duration.ofMillis(50);
+    protected Duration retryDelayMax = Duration.ofMillis(250);
+    protected Duration minValidity = Duration.ofMillis(1);
+    protected int maxExtensions = 10_000;
+    protected boolean fencing;
+    protected Duration restartQuarantine;
+    protected boolean strictNodes = true;
+    protected boolean sharedServers;
+
+    /** For subclasses. */
+    protected Builder() {}
+
+    /**
+     * Fraction of the TTL subtracted from every validity for clock drift between the nodes and this
+     * machine (default 0.01): the drift allowance is {@code TTL × driftFactor + driftBuffer}.
+     */
+    public B driftFactor(double driftFactor) {
+      this.driftFactor = driftFactor;
+      return checked();
+    }
+
+    /** Constant subtracted from every validity for drift and scheduling (default 2 ms). */
+    public B driftBuffer(Duration driftBuffer) {
+      this.driftBuffer = driftBuffer;
+      return checked();
+    }
+
+    /**
+     * How long one node may take to answer one call (default: TTL/50 within [20 ms, 1 s], 200 ms
+     * for a 10 s TTL: small beside the TTL, as the algorithm advises, and enough for a database
+     * under load; a node that is down is not waited for in any case, see {@link NodeHealth}).
+     */
+    public B nodeTimeout(Duration nodeTimeout) {
+      this.nodeTimeout = Objects.requireNonNull(nodeTimeout, "nodeTimeout must not be null");
+      return checked();
+    }
+
+    /**
+     * Attempts made by {@code tryAcquire}, the first included (default 3), and the shortest and
+     * longest random pause between them (default 50 ms and 250 ms).
+     */
+    public B retry(int attempts, Duration delayMin, Duration delayMax) {
+      this.retryAttempts = attempts;
+      this.retryDelayMin = delayMin;
+      this.retryDelayMax = delayMax;
+      return checked();
+    }
+
+    /** A fresh lease with less validity than this is given up at once (default 1 ms). */
+    public B minValidity(Duration minValidity) {
+      this.minValidity = minValidity;
+      return checked();
+    }
+
+    /** How many times one lease may be extended (default 10,000). */
+    public B maxExtensions(int maxExtensions) {
+      this.maxExtensions = maxExtensions;
+      return checked();
+    }
+
+    /**
+     * Gives every lease a fencing token ({@link Lease#fencingToken()}) that strictly increases
+     * across the acquisitions of a resource, whatever majority granted them. The protected resource
+     * uses it to reject writes from a holder that paused past its validity (see {@link
+     * FencingGuard}). Costs one more round trip per acquisition. Default off.
+     *
+     * <p>Every node must keep fencing counters ({@link io.redlock.spi.NodeCapabilities#fencing()}):
+     * {@code build()} fails otherwise, naming the nodes that do not.
+     */
+    public B fencing(boolean enabled) {
+      this.fencing = enabled;
+      return checked();
+    }
+
+    /**
+     * Switches on restart quarantine for applications whose longest lock TTL is {@code maxTtl}.
+     *
+     * <p>A node that restarts without durable lock state (Redis without {@code appendfsync always},
+     * say) forgets the locks it held and could help a second client to a majority. With quarantine
+     * on, the vote of such a node counts only once it has been up for {@code maxTtl} plus the drift
+     * allowance, so every lock it forgot has expired everywhere before it votes again (the remedy
+     * of the Redlock description, done by the client). Durable nodes count at once. The engine
+     * reads each granting node's status ({@link io.redlock.spi.LockNode#status()}) after its vote,
+     * so a restart between two acquisitions is noticed; quarantined nodes show in {@link
+     * Lease#quarantinedNodes()}, in lock failure messages and in the log.
+     *
+     * <p>Cost: after a majority of non-durable nodes restart, or right after they are first
+     * deployed, no lock can be acquired for {@code maxTtl}. A lease may not ask for a TTL longer
+     * than {@code maxTtl} (acquire and extend throw {@link IllegalArgumentException}). Every node
+     * must report its status ({@link io.redlock.spi.NodeCapabilities#status()}): {@code build()}
+     * fails otherwise. Default off.
+     *
+     * @param maxTtl the longest TTL any client of these nodes uses for a lock, positive
+     */
+    public B restartQuarantine(Duration maxTtl) {
+      this.restartQuarantine =
+          Objects.requireNonNull(
+              maxTtl, "maxTtl must not be null; call noRestartQuarantine() for off");
+      return checked();
+    }
+
+    /** Switches restart quarantine off (the default), e.g. for tests that restart nodes at will. */
+    public B noRestartQuarantine() {
+      this.restartQuarantine = null;
+      return checked();
+    }
+
+    /**
+     * Whether a node that fails in a way no retry will fix (a wrong password, a missing table, an
+     * unknown host, TLS refused) fails the acquisition at once with {@link
+     * NodesMisconfiguredException}, even when the other nodes make a majority; {@code build()}
+     * already fails with it when a node says so to its status probe. On by default, as in the CLI:
+     * a quorum that silently runs without one of its nodes has lost the fault tolerance its size
+     * promises, and nobody notices until a second node fails. Off: such a node is outvoted, logged
+     * once at WARN and listed in {@link Lease#failedNodes()}. Either way, when such nodes leave too
+     * few for a majority, acquisition stops at once with that exception instead of retrying.
+     */
+    public B strictNodes(boolean strict) {
+      this.strictNodes = strict;
+      return checked();
+    }
+
+    /**
+     * Lets nodes be one server under several names or databases, e.g. three databases of one
+     * PostgreSQL for a test. By default {@code build()} asks every node for its status and refuses
+     * nodes that report the same incarnation: that server's loss would take several votes at once,
+     * so the quorum would not survive what its node count promises. For tests and demos only.
+     */
+    public B allowSharedServers() {
+      this.sharedServers = true;
+      return checked();
+    }
+
+    /** Replaces all settings at once. */
+    public B settings(RedlockSettings s) {
+      Objects.requireNonNull(s, "settings must not be null");
       driftFactor = s.driftFactor;
       driftBuffer = s.driftBuffer;
       nodeTimeout = s.nodeTimeout;
@@ -242,9 +334,15 @@ public record RedlockSettings(
       restartQuarantine = s.restartQuarantine;
       strictNodes = s.strictNodes;
       sharedServers = s.sharedServers;
+      return self();
     }
 
-    RedlockSettings build() {
+    /**
+     * The settings given so far, the defaults for the others.
+     *
+     * @throws IllegalArgumentException naming the setting, if one is out of range
+     */
+    public RedlockSettings settings() {
       return new RedlockSettings(
           driftFactor,
           driftBuffer,
@@ -258,6 +356,16 @@ public record RedlockSettings(
           restartQuarantine,
           strictNodes,
           sharedServers);
+    }
+
+    private B checked() {
+      settings();
+      return self();
+    }
+
+    @SuppressWarnings("unchecked")
+    private B self() {
+      return (B) this;
     }
   }
 

@@ -59,27 +59,7 @@ public class RedlockAutoConfiguration {
       ObjectProvider<RedlockBuilderCustomizer> customizers,
       ObjectProvider<RedlockNodeHandles> handles) {
     // Settings first: a bad one fails here, before any connection is opened.
-    RedlockBuilder builder =
-        Redlock.builder()
-            .driftFactor(properties.getDriftFactor())
-            .driftBuffer(properties.getDriftBuffer())
-            .retry(
-                properties.getRetry().getAttempts(),
-                properties.getRetry().getDelayMin(),
-                properties.getRetry().getDelayMax())
-            .minValidity(properties.getMinValidity())
-            .maxExtensions(properties.getMaxExtensions())
-            .fencing(properties.isFencing())
-            .strictNodes(properties.isStrictNodes());
-    if (properties.isAllowSharedServers()) {
-      builder.allowSharedServers();
-    }
-    if (properties.getNodeTimeout() != null) {
-      builder.nodeTimeout(properties.getNodeTimeout());
-    }
-    if (properties.getRestartQuarantine() != null) {
-      builder.restartQuarantine(properties.getRestartQuarantine());
-    }
+    RedlockBuilder builder = Redlock.builder().settings(properties.settings());
     List<RedlockListener> all = listeners.orderedStream().toList();
     if (all.size() == 1) {
       builder.listener(all.get(0));

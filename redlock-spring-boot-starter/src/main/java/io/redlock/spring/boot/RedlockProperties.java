@@ -1,13 +1,15 @@
 package io.redlock.spring.boot;
 
+import io.redlock.RedlockSettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * The {@code redlock.*} properties. Only {@code redlock.nodes} is required; every other setting
- * defaults to the library's own default ({@code io.redlock.RedlockSettings#defaults()}).
+ * The {@code redlock.*} properties. Only {@code redlock.nodes} is required. The Redlock's settings
+ * ({@code redlock.fencing}, {@code redlock.retry.attempts}, ...) bind to the {@link
+ * RedlockSettings.Builder} this extends, which states them and their defaults once.
  *
  * <pre>
  * redlock.nodes=redis://a:6379,redis://b:6379,redis://c:6379
@@ -15,7 +17,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * </pre>
  */
 @ConfigurationProperties(prefix = "redlock")
-public class RedlockProperties {
+public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties> {
   /** Whether to create a Redlock from these properties. */
   private boolean enabled = true;
 
@@ -28,78 +30,27 @@ public class RedlockProperties {
   /** TTL of the leases of the auto-configured Spring Integration LockRegistry. */
   private Duration ttl = Duration.ofSeconds(30);
 
-  /** Whether every lease carries a fencing token (one more round trip per acquisition). */
-  private boolean fencing = false;
-
-  /** Fraction of the TTL subtracted from every validity for clock drift. */
-  private double driftFactor = 0.01;
-
-  /** Constant subtracted from every validity for drift and scheduling. */
-  private Duration driftBuffer = Duration.ofMillis(2);
-
-  /** How long one node may take to answer one call; unset for TTL/50 within [20 ms, 1 s]. */
-  private Duration nodeTimeout;
-
-  /** A fresh lease with less validity than this is given up at once. */
-  private Duration minValidity = Duration.ofMillis(1);
-
-  /** How many times one lease may be extended. */
-  private int maxExtensions = 10_000;
-
-  /**
-   * The longest TTL the application uses, which switches restart quarantine on: a node that
-   * restarted without durable lock state votes again only after this long. Unset for off.
-   */
-  private Duration restartQuarantine;
-
-  /** Whether a node failing in a way no retry fixes fails acquisitions even with a majority. */
-  private boolean strictNodes = true;
-
-  /**
-   * Whether nodes may be one server under several names or databases (tests and demos only); by
-   * default the Redlock refuses them when it is built.
-   */
-  private boolean allowSharedServers = false;
-
   private final Retry retry = new Retry();
   private final Metrics metrics = new Metrics();
   private final Health health = new Health();
   private final Shedlock shedlock = new Shedlock();
   private final Integration integration = new Integration();
 
-  /** Retries of an acquisition. */
-  public static class Retry {
-    /** Attempts of tryAcquire, the first included. */
-    private int attempts = 3;
-
-    /** Shortest random pause between attempts. */
-    private Duration delayMin = Duration.ofMillis(50);
-
-    /** Longest random pause between attempts. */
-    private Duration delayMax = Duration.ofMillis(250);
-
-    public int getAttempts() {
-      return attempts;
-    }
-
+  /**
+   * Retries of an acquisition: {@code redlock.retry.attempts}, {@code delay-min}, {@code
+   * delay-max}.
+   */
+  public class Retry {
     public void setAttempts(int attempts) {
-      this.attempts = attempts;
-    }
-
-    public Duration getDelayMin() {
-      return delayMin;
+      retryAttempts = attempts;
     }
 
     public void setDelayMin(Duration delayMin) {
-      this.delayMin = delayMin;
-    }
-
-    public Duration getDelayMax() {
-      return delayMax;
+      retryDelayMin = delayMin;
     }
 
     public void setDelayMax(Duration delayMax) {
-      this.delayMax = delayMax;
+      retryDelayMax = delayMax;
     }
   }
 
@@ -270,76 +221,42 @@ public class RedlockProperties {
     this.ttl = ttl;
   }
 
-  public boolean isFencing() {
-    return fencing;
-  }
+  // The settings of RedlockSettings.Builder, bound here; described in the configuration metadata.
 
   public void setFencing(boolean fencing) {
-    this.fencing = fencing;
-  }
-
-  public double getDriftFactor() {
-    return driftFactor;
+    fencing(fencing);
   }
 
   public void setDriftFactor(double driftFactor) {
-    this.driftFactor = driftFactor;
-  }
-
-  public Duration getDriftBuffer() {
-    return driftBuffer;
+    driftFactor(driftFactor);
   }
 
   public void setDriftBuffer(Duration driftBuffer) {
-    this.driftBuffer = driftBuffer;
-  }
-
-  public Duration getNodeTimeout() {
-    return nodeTimeout;
+    driftBuffer(driftBuffer);
   }
 
   public void setNodeTimeout(Duration nodeTimeout) {
-    this.nodeTimeout = nodeTimeout;
-  }
-
-  public Duration getMinValidity() {
-    return minValidity;
+    nodeTimeout(nodeTimeout);
   }
 
   public void setMinValidity(Duration minValidity) {
-    this.minValidity = minValidity;
-  }
-
-  public int getMaxExtensions() {
-    return maxExtensions;
+    minValidity(minValidity);
   }
 
   public void setMaxExtensions(int maxExtensions) {
-    this.maxExtensions = maxExtensions;
-  }
-
-  public Duration getRestartQuarantine() {
-    return restartQuarantine;
+    maxExtensions(maxExtensions);
   }
 
   public void setRestartQuarantine(Duration restartQuarantine) {
-    this.restartQuarantine = restartQuarantine;
-  }
-
-  public boolean isAllowSharedServers() {
-    return allowSharedServers;
-  }
-
-  public void setAllowSharedServers(boolean allowSharedServers) {
-    this.allowSharedServers = allowSharedServers;
-  }
-
-  public boolean isStrictNodes() {
-    return strictNodes;
+    restartQuarantine(restartQuarantine);
   }
 
   public void setStrictNodes(boolean strictNodes) {
-    this.strictNodes = strictNodes;
+    strictNodes(strictNodes);
+  }
+
+  public void setAllowSharedServers(boolean allowSharedServers) {
+    sharedServers = allowSharedServers;
   }
 
   public Retry getRetry() {
