@@ -1,7 +1,7 @@
 package io.redlock.redis;
 
-import io.redlock.redis.internal.RedisNode;
-import io.redlock.redis.internal.RedisSettingsBuilder;
+import io.redlock.RedlockTransientException;
+import io.redlock.redis.RedisCall.Kind;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
@@ -10,14 +10,35 @@ import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocketFactory;
+import org.apache.commons.pool2.PooledObject;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.ConnectionFactory;
+import redis.clients.jedis.ConnectionPool;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Protocol;
 
 /**
- * One Redis server as a Redlock node, over a pool of Jedis connections.
+ * One Redis server as a Redlock node, over Jedis and its connection pool.
  *
  * <pre>{@code
  * LockNode a = RedisLockNode.fromUri("redis://10.0.0.5:6379");
@@ -35,8 +56,7 @@ import javax.net.ssl.SSLSocketFactory;
  *   <li>{@code database}: the database index, instead of the path;
  *   <li>{@code connectTimeout} (default 1 s): bound on connecting and on waiting for a pooled
  *       connection;
- *   <li>{@code socketTimeout} (default 2 s): bound on reads nobody waits for: connection set-up,
- *       validation, and late replies read after a caller gave up;
+ *   <li>{@code socketTimeout} (default 2 s): bound on reads nobody waits for (connection set-up);
  *   <li>{@code poolSize} (default 8): most connections open to the node at once;
  *   <li>{@code keyPrefix} (default none): prepended to every lock key;
  *   <li>{@code verifyHostname} (default true): with TLS, check that the certificate names the host.
@@ -50,53 +70,171 @@ import javax.net.ssl.SSLSocketFactory;
  *
  * Acquire is {@code SET key token NX PX ttl}; release and extend are the algorithm's Lua
  * compare-and-delete and compare-and-extend, sent with EVALSHA and re-sent with EVAL if the server
- * lost its script cache. Every call writes its command at once and reads the answer when the reply
- * is awaited, so one thread can ask many nodes at the same time. TTLs are rounded up to whole
- * milliseconds. Failures are {@link io.redlock.RedlockTransientException}s (refused connection,
- * timeout, server loading or busy, pool exhausted) or {@link
- * io.redlock.RedlockNonTransientException}s (wrong password, missing permission, bad database
- * index, read-only replica, TLS problems), each naming the node and the fix; passwords never appear
- * in messages or in {@link #toString()}.
+ * lost its script cache. A call takes an idle pooled connection, writes its command and returns;
+ * the answer is read when the reply is awaited, so one thread can ask many nodes at the same time.
+ * With no idle connection, the call is sent from a background thread once the pool lends one. A
+ * reply given up ({@link Reply#abandon}) closes its connection; a call not sent yet is dropped,
+ * except a release. TTLs are rounded up to whole milliseconds. Failures are {@link
+ * io.redlock.RedlockTransientException}s (refused connection, timeout, server loading or busy, pool
+ * exhausted) or {@link io.redlock.RedlockNonTransientException}s (wrong password, missing
+ * permission, bad database index, read-only replica, TLS problems), each naming the node and the
+ * fix; passwords never appear in messages or in {@link #toString()}.
  *
  * <h2>Fencing counters and status</h2>
  *
- * The node keeps fencing counters ({@link #tryAcquireFenced}, {@link #raiseFence}) and reports its
- * status ({@link #status()}), for fencing tokens and restart quarantine. The lock key stays exactly
- * what the plain algorithm stores (a string key holding the token, with a {@code PX} expiry); the
- * counter of a key lives in a second key, {@link #fenceKey(String) keyPrefix + "{fence}:" + key},
- * an integer without expiry (one per fenced resource; a {@code maxmemory-policy} of {@code
- * noeviction} or {@code volatile-*} never evicts it). A fenced acquire is one Lua script: the
- * {@code SET NX PX}, then the counter becomes {@code max(counter + 1, server time in µs)}, so a
- * counter lost in a restart without persistence starts again above every value handed out before
- * (assuming the server's clock did not go back). The write-back raises the counter only if the lock
- * key still holds the caller's token. A plain acquire stays the single {@code SET NX PX}.
+ * The counter of a key lives in a second key, {@link #fenceKey(String) keyPrefix + "{fence}:" +
+ * key}, an integer without expiry. A fenced acquire is one Lua script: the {@code SET NX PX}, then
+ * the counter becomes {@code max(counter + 1, server time in µs)}, so a counter lost in a restart
+ * without persistence starts again above every value handed out before. The write-back raises the
+ * counter only if the lock key still holds the caller's token. A plain acquire stays the single
+ * {@code SET NX PX}.
  *
  * <p>The status gives the server's {@code run_id} as its incarnation, {@code uptime_in_seconds},
  * and durable = AOF on with {@code appendfsync always} (if {@code CONFIG GET} is not permitted, not
- * durable), with version and persistence settings as details. The first {@code status()} call asks
- * the server; from then on every new connection reads {@code INFO} once before it is used, and
- * {@code status()} answers from memory: a restart breaks every connection, so a reply from a
- * restarted server is always preceded by a new connection that saw its new {@code run_id}. Connect
- * directly, not through a proxy that keeps client connections open across server restarts.
+ * durable). The first {@code status()} call asks the server; from then on every new connection
+ * reads {@code INFO} before it is used, and {@code status()} answers from memory: a restart breaks
+ * every connection. Connect directly, not through a proxy that keeps connections across restarts.
  *
  * <h2>Release notifications</h2>
  *
- * The node declares {@link NodeCapabilities#releaseNotifications()}: while somebody subscribes to
- * the channel {@link #releaseChannel() keyPrefix + "redlock:released"} (asked with {@code PUBSUB
- * NUMSUB} at most every 100 ms), the release script, after it deleted the key, publishes the stored
- * key on it (with {@code redis.pcall}, so a user whose ACL forbids the channel still releases). The
- * first {@link #onRelease} opens one more connection, subscribed to that channel on a daemon
- * thread, that calls the listeners of the published key; when it breaks, it is opened again after a
- * pause that doubles from 50 ms up to 2 s, and every listener is called once it is back (releases
- * may have been missed). Expiry is not notified: waiters still poll as a fallback.
+ * The release script publishes the stored key on the channel {@link #releaseChannel() keyPrefix +
+ * "redlock:released"} after it deleted the key (with {@code redis.pcall}, so a user whose ACL
+ * forbids the channel still releases). The first {@link #onRelease} opens one more connection,
+ * subscribed to that channel on a daemon thread; when it breaks, it is opened again after a pause
+ * that doubles from 50 ms up to 2 s, and every listener is called once it is back. Expiry is not
+ * notified: waiters still poll as a fallback.
  *
  * <p>Thread-safe. {@link #close()} closes the connections.
  */
 public final class RedisLockNode implements LockNode {
-  private final RedisNode node;
+  private static final AtomicInteger THREADS = new AtomicInteger();
+  private static final NodeCapabilities CAPABILITIES =
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withReleaseNotifications()
+          .withInspection()
+          .withClock();
+  private static final String FENCE_NAMESPACE = "{fence}:";
 
-  private RedisLockNode(RedisNode node) {
-    this.node = node;
+  private static final Kind<AcquireResult> SET_NX_PX =
+      new Kind<>("SET NX PX", null, r -> AcquireResult.of(ok(r)), true);
+  // a release is sent even when the engine stops waiting for it: see Reply.abandon
+  private static final Kind<Boolean> RELEASE =
+      new Kind<>("compare-and-delete (EVALSHA)", Scripts.RELEASE, RedisLockNode::isOne, false);
+  private static final Kind<Boolean> EXTEND =
+      new Kind<>("compare-and-extend (EVALSHA)", Scripts.EXTEND, RedisLockNode::isOne, true);
+  private static final Kind<AcquireResult> ACQUIRE_FENCED =
+      new Kind<>("fenced acquire (EVALSHA)", Scripts.ACQUIRE_FENCED, RedisLockNode::fence, true);
+  private static final Kind<Boolean> RAISE_FENCE =
+      new Kind<>("fence write-back (EVALSHA)", Scripts.RAISE_FENCE, RedisLockNode::isOne, true);
+  private static final Kind<Instant> TIME = new Kind<>("TIME", null, RedisLockNode::time, true);
+  private static final Kind<Optional<KeyHolder>> INSPECT =
+      new Kind<>("inspect (EVAL of GET and PTTL)", null, RedisLockNode::holder, true);
+
+  private final String name;
+  private final String description;
+  private final String keyPrefix;
+  private final int poolSize;
+  private final Duration connectTimeout;
+  final int socketTimeoutMillis;
+  final RedisErrors errors;
+  final ConnectionPool pool;
+
+  /** Lends connections to calls that found none idle, and sends them; runs status() look-ups. */
+  final ThreadPoolExecutor background;
+
+  private final RedisIncarnation incarnation;
+  private final ReleaseNotifications notifications;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private RedisLockNode(Builder b) {
+    String host = b.host.contains(":") ? "[" + b.host + "]" : b.host;
+    this.name = (b.tls ? "rediss" : "redis") + "://" + host + ":" + b.port + "/" + b.database;
+    this.description =
+        name
+            + " (user="
+            + (b.user == null ? "default" : b.user)
+            + ", password="
+            + (b.password == null ? "none" : "***")
+            + ", connectTimeout="
+            + b.connectTimeout.toMillis()
+            + "ms, socketTimeout="
+            + b.socketTimeout.toMillis()
+            + "ms, poolSize="
+            + b.poolSize
+            + ", keyPrefix='"
+            + b.keyPrefix
+            + "'"
+            + (b.tls ? ", verifyHostname=" + b.verifyHostname : "")
+            + ")";
+    this.keyPrefix = b.keyPrefix;
+    this.poolSize = b.poolSize;
+    this.connectTimeout = b.connectTimeout;
+    this.socketTimeoutMillis = (int) b.socketTimeout.toMillis();
+    this.errors = new RedisErrors(b, name);
+    DefaultJedisClientConfig.Builder config =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis((int) b.connectTimeout.toMillis())
+            .socketTimeoutMillis(socketTimeoutMillis)
+            .user(b.user)
+            .password(b.password)
+            .database(b.database)
+            // neither CLIENT SETINFO nor HELLO: no extra round trips on connect, any Redis version
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+            .autoNegotiateProtocol(false)
+            .ssl(b.tls);
+    if (b.tls) {
+      SSLParameters parameters = new SSLParameters();
+      if (b.verifyHostname) {
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+      }
+      config
+          .sslSocketFactory(
+              b.sslSocketFactory != null
+                  ? b.sslSocketFactory
+                  : (SSLSocketFactory) SSLSocketFactory.getDefault())
+          .sslParameters(parameters);
+    }
+    DefaultJedisClientConfig clientConfig = config.build();
+    HostAndPort address = new HostAndPort(b.host, b.port);
+    this.incarnation = new RedisIncarnation(this);
+    ConnectionFactory connections =
+        new ConnectionFactory(address, clientConfig) {
+          @Override
+          public PooledObject<Connection> makeObject() throws Exception {
+            PooledObject<Connection> made = super.makeObject();
+            try {
+              incarnation.connected(made.getObject());
+            } catch (RuntimeException e) {
+              made.getObject().disconnect(); // the pool never sees it
+              throw e;
+            }
+            return made;
+          }
+        };
+    ConnectionPoolConfig poolConfig = new ConnectionPoolConfig();
+    poolConfig.setMaxTotal(b.poolSize);
+    poolConfig.setMaxIdle(b.poolSize);
+    poolConfig.setMaxWait(b.connectTimeout);
+    poolConfig.setJmxEnabled(false); // Jedis's defaults close connections idle for a minute
+    this.pool = new ConnectionPool(connections, poolConfig);
+    this.background =
+        new ThreadPoolExecutor(
+            b.poolSize,
+            b.poolSize,
+            10,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(16 * b.poolSize),
+            runnable -> {
+              Thread t =
+                  new Thread(runnable, "redlock-redis-" + THREADS.incrementAndGet() + " " + name);
+              t.setDaemon(true);
+              return t;
+            });
+    background.allowCoreThreadTimeOut(true);
+    this.notifications =
+        new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
   }
 
   /**
@@ -120,42 +258,95 @@ public final class RedisLockNode implements LockNode {
 
   @Override
   public String name() {
-    return node.name();
+    return name;
   }
 
   @Override
   public NodeCapabilities capabilities() {
-    return node.capabilities();
+    return CAPABILITIES;
   }
 
   @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-    return node.tryAcquire(key, token, ttl);
+    check(key, token);
+    return call(
+        SET_NX_PX,
+        new CommandArguments(Protocol.Command.SET)
+            .addObjects(storedKey(key), token, Protocol.Keyword.NX, Protocol.Keyword.PX, px(ttl)));
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
-    return node.release(key, token);
+    check(key, token);
+    return call(RELEASE, script(Scripts.RELEASE_SHA, 1, storedKey(key), token, releaseChannel()));
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
-    return node.extend(key, token, ttl);
+    check(key, token);
+    return call(EXTEND, script(Scripts.EXTEND_SHA, 1, storedKey(key), token, px(ttl)));
   }
 
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
-    return node.tryAcquireFenced(key, token, ttl);
+    check(key, token);
+    String px = px(ttl);
+    return call(
+        ACQUIRE_FENCED,
+        script(Scripts.ACQUIRE_FENCED_SHA, 2, storedKey(key), fenceKey(key), token, px));
   }
 
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
-    return node.raiseFence(key, token, atLeast);
+    check(key, token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing value, got " + atLeast);
+    }
+    String value = Long.toString(atLeast);
+    return call(
+        RAISE_FENCE,
+        script(Scripts.RAISE_FENCE_SHA, 2, storedKey(key), fenceKey(key), token, value));
   }
 
+  /**
+   * The status, from what new connections recorded (see {@link RedisIncarnation}); the first call
+   * asks the server, and from then on every new connection reads the incarnation first.
+   */
   @Override
   public Reply<NodeStatus> status() {
-    return node.status();
+    checkOpen();
+    incarnation.watch();
+    RedisIncarnation.Observation seen = incarnation.latest();
+    if (seen != null && seen.problem() == null) {
+      return Reply.of(seen.toStatus());
+    }
+    // Nothing seen yet, or the last look failed (NOPERM, BUSY...): ask again rather than repeat
+    // the old failure forever, since a busy pool may not open a new connection for a long time.
+    return Replies.supplyAsync(
+        () -> {
+          String what = "INFO (for the node's status)";
+          Connection c;
+          try {
+            c = pool.getResource();
+          } catch (RuntimeException e) {
+            throw errors.translate(e, what);
+          }
+          RedisIncarnation.Observation latest;
+          try {
+            latest = incarnation.observe(c);
+            c.close();
+          } catch (RuntimeException e) {
+            discard(c);
+            throw errors.translate(e, what);
+          }
+          if (latest.problem() != null) {
+            throw latest.problem();
+          }
+          return latest.toStatus();
+        },
+        background,
+        name);
   }
 
   /**
@@ -164,13 +355,21 @@ public final class RedisLockNode implements LockNode {
    */
   @Override
   public Reply<Instant> serverTime() {
-    return node.serverTime();
+    checkOpen();
+    return call(TIME, new CommandArguments(Protocol.Command.TIME));
   }
 
-  /** Who holds {@code key}: {@code GET} and {@code PTTL} in one script. */
+  /** Who holds {@code key}: {@code GET} and {@code PTTL} in one script (a plain EVAL). */
   @Override
   public Reply<Optional<KeyHolder>> inspect(String key) {
-    return node.inspect(key);
+    check(key, null);
+    return call(
+        INSPECT,
+        new CommandArguments(Protocol.Command.EVAL)
+            .addObjects(
+                "return {redis.call('get', KEYS[1]), redis.call('pttl', KEYS[1])}",
+                1,
+                storedKey(key)));
   }
 
   /**
@@ -179,12 +378,12 @@ public final class RedisLockNode implements LockNode {
    * share it: do not name resources so.)
    */
   public String fenceKey(String key) {
-    return node.fenceKey(key);
+    return keyPrefix + FENCE_NAMESPACE + key;
   }
 
   /** The key as stored on the server: the key prefix, if any, followed by {@code key}. */
   public String storedKey(String key) {
-    return node.settings().keyPrefix() + key;
+    return keyPrefix.isEmpty() ? key : keyPrefix + key;
   }
 
   /**
@@ -192,12 +391,13 @@ public final class RedisLockNode implements LockNode {
    * "redlock:released"}; each message is the released key as stored (with the prefix).
    */
   public String releaseChannel() {
-    return node.releaseChannel();
+    return keyPrefix + "redlock:released";
   }
 
   @Override
   public ReleaseSubscription onRelease(String key, Runnable listener) {
-    return node.onRelease(key, listener);
+    check(key, null);
+    return notifications.register(storedKey(key), listener);
   }
 
   /**
@@ -205,34 +405,218 @@ public final class RedisLockNode implements LockNode {
    * tests and monitoring.
    */
   public boolean releaseSubscriberReady() {
-    return node.releaseSubscriberReady();
+    return notifications.subscribed();
   }
 
   /** Connections lent out right now; zero when no call is in flight. For tests and monitoring. */
   public int activeConnections() {
-    return node.activeConnections();
+    return pool.getNumActive();
   }
 
   /** Connections idle in the pool right now. For tests and monitoring. */
   public int idleConnections() {
-    return node.idleConnections();
+    return pool.getNumIdle();
   }
 
   /** Closes every connection. Idempotent; later calls throw {@link IllegalStateException}. */
   @Override
   public void close() {
-    node.close();
+    if (closed.compareAndSet(false, true)) {
+      background.shutdown();
+      notifications.close();
+      pool.close();
+    }
   }
 
   /** The node's name and settings, without the password. */
   @Override
   public String toString() {
-    return node.toString();
+    return description;
+  }
+
+  private <T> Reply<T> call(Kind<T> kind, CommandArguments command) {
+    return new RedisCall<>(this, kind, command);
+  }
+
+  /** An idle pooled connection, or null if none is idle (never waits for one). */
+  Connection takeIdle() {
+    if (pool.getNumIdle() == 0) {
+      return null;
+    }
+    try {
+      Connection c = pool.borrowObject(Duration.ZERO);
+      c.setHandlingPool(pool); // so that close() gives it back
+      return c;
+    } catch (Exception e) {
+      return null; // taken meanwhile (or a connection opened in the race failed): wait for one
+    }
+  }
+
+  /** Closes a connection whose state is unknown or broken (the pool then forgets it). */
+  static void discard(Connection c) {
+    c.setBroken();
+    try {
+      c.close();
+    } catch (RuntimeException e) {
+      // closed; the pool could not open a replacement for a waiting call, which fails on its own
+    }
+  }
+
+  /** After a broken connection: the idle ones are likely stale too (the server restarted). */
+  void connectionFailed() {
+    try {
+      pool.clear();
+    } catch (RuntimeException e) {
+      // as in discard
+    }
+  }
+
+  /** The failure of a call that waited for a connection and none came. */
+  String poolBusy(Duration waited) {
+    return "no connection came free within "
+        + waited.toMillis()
+        + " ms: all "
+        + poolSize
+        + " were busy with calls the node had not answered, or connecting took longer (at most"
+        + " connectTimeout, "
+        + connectTimeout.toMillis()
+        + " ms); check that the node is not stalled, or raise poolSize if the load needs more";
+  }
+
+  /** The checks of a key and of a token (unless null) that every call makes. */
+  private void check(String key, String token) {
+    checkOpen();
+    LockNodeArguments.requireKey(key);
+    if (key.startsWith(FENCE_NAMESPACE)) {
+      // it would be another key's fencing counter, which never expires
+      throw new IllegalArgumentException(
+          "lock key '"
+              + key
+              + "' starts with "
+              + FENCE_NAMESPACE
+              + ", the namespace of this backend's fencing counters; choose another lock name");
+    }
+    if (token != null) {
+      LockNodeArguments.requireToken(token);
+    }
+  }
+
+  /** The PX argument: whole milliseconds, rounded up (a key must never expire too early). */
+  private static String px(Duration ttl) {
+    LockNodeArguments.requireTtl(ttl, CAPABILITIES);
+    try {
+      long millis = ttl.toMillis();
+      return Long.toString(ttl.minusMillis(millis).isZero() ? millis : Math.addExact(millis, 1));
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("ttl " + ttl + " is too large for Redis PX", e);
+    }
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed; create a new node to use it again");
+    }
+  }
+
+  private static CommandArguments script(String sha, int keys, String... keysThenArgs) {
+    return new CommandArguments(Protocol.Command.EVALSHA)
+        .addObjects(sha, keys)
+        .addObjects((Object[]) keysThenArgs);
+  }
+
+  private static boolean ok(Object reply) {
+    if (reply == null) {
+      return false;
+    }
+    if (reply instanceof byte[] b && b.length == 2 && b[0] == 'O' && b[1] == 'K') {
+      return true;
+    }
+    throw RedisCall.unexpected(reply);
+  }
+
+  private static Boolean isOne(Object reply) {
+    if (reply instanceof Long n) {
+      return n == 1L;
+    }
+    throw RedisCall.unexpected(reply);
+  }
+
+  private static AcquireResult fence(Object reply) {
+    if (reply == null) {
+      return AcquireResult.HELD;
+    }
+    try {
+      long value = Long.parseLong(text(reply));
+      if (value > 0) {
+        return AcquireResult.acquired(value);
+      }
+    } catch (RuntimeException e) {
+      // reported below
+    }
+    throw RedisCall.unexpected(reply);
+  }
+
+  /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */
+  private static Instant time(Object reply) {
+    try {
+      List<?> parts = (List<?>) reply;
+      long us = Long.parseLong(text(parts.get(1)));
+      if (parts.size() == 2 && us >= 0 && us < 1_000_000) {
+        return Instant.ofEpochSecond(Long.parseLong(text(parts.get(0))), us * 1_000);
+      }
+    } catch (RuntimeException e) {
+      // reported below
+    }
+    throw RedisCall.unexpected(reply);
+  }
+
+  /** The value and the PTTL in ms (-1: no expiry); nil and -2 when the key is absent. */
+  private static Optional<KeyHolder> holder(Object reply) {
+    if (reply instanceof List<?> parts) {
+      if (parts.isEmpty() || parts.get(0) == null) {
+        return Optional.empty();
+      }
+      if (parts.size() == 2
+          && parts.get(0) instanceof byte[] token
+          && parts.get(1) instanceof Long ms
+          && ms >= -1) {
+        Duration left = ms == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(ms);
+        return Optional.of(new KeyHolder(new String(token, StandardCharsets.UTF_8), left));
+      }
+    }
+    throw RedisCall.unexpected(reply);
+  }
+
+  private static String text(Object bulk) {
+    return new String((byte[]) bulk, StandardCharsets.UTF_8);
+  }
+
+  /** A failure of the node's transport that {@link RedisErrors} did not classify. */
+  RedlockTransientException unexpected(String operation, RuntimeException e) {
+    return new RedlockTransientException(
+        name,
+        "unexpected reply to "
+            + operation
+            + ": "
+            + errors.scrub(e.getMessage())
+            + "; is this a Redis server (or a proxy that changes replies)?",
+        null);
   }
 
   /** Builds a {@link RedisLockNode}. Not thread-safe. */
   public static final class Builder {
-    private final RedisSettingsBuilder settings = new RedisSettingsBuilder();
+    String host = "localhost";
+    int port = 6379;
+    boolean tls;
+    String user;
+    String password;
+    int database;
+    Duration connectTimeout = Duration.ofSeconds(1);
+    Duration socketTimeout = Duration.ofSeconds(2);
+    int poolSize = 8;
+    String keyPrefix = "";
+    boolean verifyHostname = true;
+    SSLSocketFactory sslSocketFactory;
 
     private Builder() {}
 
@@ -242,79 +626,101 @@ public final class RedisLockNode implements LockNode {
      * @throws IllegalArgumentException for a malformed URI or an unknown or invalid option
      */
     public Builder uri(String uri) {
-      settings.uri(uri);
+      RedisUri.apply(uri, this);
       return this;
     }
 
     /** Host name or IP address (default {@code localhost}). */
     public Builder host(String host) {
-      settings.host(host);
+      if (host == null || host.isBlank()) {
+        throw new IllegalArgumentException("host must be a non-empty host name or IP address");
+      }
+      this.host = host.strip();
       return this;
     }
 
-    /** Port (default 6379). */
+    /** Port, 1-65535 (default 6379). */
     public Builder port(int port) {
-      settings.port(port);
+      if (port < 1 || port > 65_535) {
+        throw new IllegalArgumentException("port must be in 1..65535, got " + port);
+      }
+      this.port = port;
       return this;
     }
 
     /** Connect with TLS (what {@code rediss://} means). */
     public Builder tls(boolean tls) {
-      settings.tls(tls);
+      this.tls = tls;
       return this;
     }
 
     /** The ACL user (Redis 6+); the default user if not set. */
     public Builder user(String user) {
-      settings.user(user);
+      this.user = user == null || user.isEmpty() ? null : user;
       return this;
     }
 
     /** The password. */
     public Builder password(String password) {
-      settings.password(password);
+      this.password = password == null || password.isEmpty() ? null : password;
       return this;
     }
 
     /** The database index (default 0). */
     public Builder database(int database) {
-      settings.database(database);
+      if (database < 0) {
+        throw new IllegalArgumentException(
+            "database index must be 0 or more, got " + database + " (Redis numbers them from 0)");
+      }
+      this.database = database;
       return this;
     }
 
     /** Bound on connecting and on waiting for a pooled connection (default 1 s). */
     public Builder connectTimeout(Duration timeout) {
-      settings.connectTimeout(timeout);
+      this.connectTimeout = requireTimeout("connectTimeout", timeout);
       return this;
     }
 
-    /** Bound on set-up, validation and late-reply reads (default 2 s). */
+    /** Bound on reads nobody waits for: connection set-up (default 2 s). */
     public Builder socketTimeout(Duration timeout) {
-      settings.socketTimeout(timeout);
+      this.socketTimeout = requireTimeout("socketTimeout", timeout);
       return this;
     }
 
-    /** Most connections open at once (default 8). */
+    private static Duration requireTimeout(String name, Duration timeout) {
+      Objects.requireNonNull(timeout, name + " must not be null");
+      if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+        throw new IllegalArgumentException(
+            name + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, got " + timeout);
+      }
+      return timeout;
+    }
+
+    /** Most connections open at once, 1-1024 (default 8). */
     public Builder poolSize(int poolSize) {
-      settings.poolSize(poolSize);
+      if (poolSize < 1 || poolSize > 1024) {
+        throw new IllegalArgumentException("poolSize must be in 1..1024, got " + poolSize);
+      }
+      this.poolSize = poolSize;
       return this;
     }
 
     /** Prepended to every lock key (default none). */
     public Builder keyPrefix(String keyPrefix) {
-      settings.keyPrefix(keyPrefix);
+      this.keyPrefix = keyPrefix == null ? "" : keyPrefix;
       return this;
     }
 
     /** With TLS, check that the certificate names the host (default true). */
     public Builder verifyHostname(boolean verify) {
-      settings.verifyHostname(verify);
+      this.verifyHostname = verify;
       return this;
     }
 
     /** With TLS, the socket factory to use, e.g. with a custom trust store (default: the JVM's). */
     public Builder sslSocketFactory(SSLSocketFactory factory) {
-      settings.sslSocketFactory(factory);
+      this.sslSocketFactory = factory;
       return this;
     }
 
@@ -325,7 +731,11 @@ public final class RedisLockNode implements LockNode {
      * @throws IllegalArgumentException if the settings do not fit together
      */
     public RedisLockNode build() {
-      return new RedisLockNode(new RedisNode(settings.build()));
+      if (sslSocketFactory != null && !tls) {
+        throw new IllegalArgumentException(
+            "an SSL socket factory was given but TLS is off; use a rediss:// URI or tls(true)");
+      }
+      return new RedisLockNode(this);
     }
   }
 }

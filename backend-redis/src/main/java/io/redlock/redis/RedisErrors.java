@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
@@ -15,6 +15,7 @@ import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisBusyException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Translates Jedis and socket failures into the library's exceptions at the backend boundary:
@@ -22,18 +23,21 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * names the node (never its password) and says what to do.
  */
 final class RedisErrors {
-  private final RedisNodeSettings settings;
+  private final RedisLockNode.Builder settings;
   private final String node;
 
-  RedisErrors(RedisNodeSettings settings) {
+  RedisErrors(RedisLockNode.Builder settings, String node) {
     this.settings = settings;
-    this.node = settings.name();
+    this.node = node;
   }
 
   /** Translates {@code failure} of {@code operation} (e.g. "SET NX PX"). */
   RedlockException translate(Throwable failure, String operation) {
     if (failure instanceof RedlockException redlock) {
       return redlock;
+    }
+    if (failure.getClass() == JedisException.class && failure.getCause() != null) {
+      failure = failure.getCause(); // the pool's "Could not get a resource from the pool"
     }
     String detail = scrub(describe(failure));
     Throwable tls = find(failure, SSLException.class, CertificateException.class);
@@ -49,9 +53,9 @@ final class RedisErrors {
     if (failure instanceof NoSuchElementException) {
       return transientFailure(
           "all "
-              + settings.poolSize()
+              + settings.poolSize
               + " pooled connections stayed busy for "
-              + settings.connectTimeout().toMillis()
+              + settings.connectTimeout.toMillis()
               + " ms; raise poolSize or connectTimeout, or check that the node is not stalled",
           failure);
     }
@@ -91,7 +95,7 @@ final class RedisErrors {
     if (lower.contains("db index is out of range") || lower.contains("invalid db index")) {
       return nonTransient(
           "database "
-              + settings.database()
+              + settings.database
               + " does not exist on this server ("
               + detail
               + "); use an index below the server's 'databases' setting (16 by default)",
@@ -150,18 +154,18 @@ final class RedisErrors {
     if (find(failure, ConnectException.class) != null) {
       return transientFailure(
           "connection refused; check that Redis is running and listening on "
-              + settings.host()
+              + settings.host
               + ":"
-              + settings.port(),
+              + settings.port,
           failure);
     }
     if (find(failure, UnknownHostException.class) != null) {
       return transientFailure(
-          "unknown host '" + settings.host() + "'; check the host name and DNS", failure);
+          "unknown host '" + settings.host + "'; check the host name and DNS", failure);
     }
     if (find(failure, NoRouteToHostException.class) != null) {
       return transientFailure(
-          "no route to " + settings.host() + "; check the network and firewall", failure);
+          "no route to " + settings.host + "; check the network and firewall", failure);
     }
     if (find(failure, SocketTimeoutException.class) != null) {
       return transientFailure(
@@ -198,7 +202,7 @@ final class RedisErrors {
    * scrubbed copy instead so that stack traces in logs stay free of it.
    */
   private Throwable sanitized(Throwable cause) {
-    String password = settings.password();
+    String password = settings.password;
     for (Throwable t = cause; t != null; t = t.getCause()) {
       if (password != null && t.getMessage() != null && t.getMessage().contains(password)) {
         RuntimeException copy =
@@ -212,7 +216,7 @@ final class RedisErrors {
 
   /** Removes the password from a text, should a server or driver ever echo it. */
   String scrub(String text) {
-    String password = settings.password();
+    String password = settings.password;
     if (text == null) {
       return "";
     }

@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import io.redlock.spi.NodeUri;
 import java.net.URI;
@@ -12,16 +12,14 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
-import javax.net.ssl.SSLSocketFactory;
 
 /**
- * Collects and validates the settings of a Redis node, from setters or from a {@code redis://} or
- * {@code rediss://} URI. Every error names the problem and the accepted values; none shows the
- * password.
+ * Reads a {@code redis://} or {@code rediss://} URI into a {@link RedisLockNode.Builder}. Every
+ * error names the problem and the accepted values; none shows the password.
  */
-public final class RedisSettingsBuilder {
+final class RedisUri {
   /** The URI query options understood, in the spelling the error messages list. */
-  public static final Set<String> KNOWN_OPTIONS =
+  static final Set<String> KNOWN_OPTIONS =
       Set.of(
           "user",
           "password",
@@ -32,24 +30,7 @@ public final class RedisSettingsBuilder {
           "keyPrefix",
           "verifyHostname");
 
-  static final int DEFAULT_PORT = 6379;
-  static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(1);
-  static final Duration DEFAULT_SOCKET_TIMEOUT = Duration.ofSeconds(2);
-  static final int DEFAULT_POOL_SIZE = 8;
-  static final int MAX_POOL_SIZE = 1024;
-
-  private String host = "localhost";
-  private int port = DEFAULT_PORT;
-  private boolean tls;
-  private String user;
-  private String password;
-  private int database;
-  private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
-  private Duration socketTimeout = DEFAULT_SOCKET_TIMEOUT;
-  private int poolSize = DEFAULT_POOL_SIZE;
-  private String keyPrefix = "";
-  private boolean verifyHostname = true;
-  private SSLSocketFactory sslSocketFactory;
+  private RedisUri() {}
 
   /**
    * Applies a {@code redis://[user[:password]@]host[:port][/database][?option=value&...]} URI
@@ -57,7 +38,7 @@ public final class RedisSettingsBuilder {
    *
    * @throws IllegalArgumentException for a malformed URI or option, naming it
    */
-  public RedisSettingsBuilder uri(String text) {
+  static void apply(String text, RedisLockNode.Builder b) {
     Objects.requireNonNull(text, "node URI must not be null");
     String shown = shown(text.strip());
     // checks the scheme and the port, naming the URI; its query options are applied below
@@ -83,7 +64,7 @@ public final class RedisSettingsBuilder {
               + scheme
               + "'");
     }
-    tls = scheme.equals("rediss");
+    b.tls(scheme.equals("rediss"));
     if (uri.getHost() == null || uri.getHost().isEmpty()) {
       throw new IllegalArgumentException(
           "Redis URI '"
@@ -99,9 +80,9 @@ public final class RedisSettingsBuilder {
               + "' has a '@' after its host; percent-encode '/', '?', '#' and '@' in a password"
               + " (%2F, %3F, %23, %40)");
     }
-    host(uri.getHost().replace("[", "").replace("]", ""));
+    b.host(uri.getHost().replace("[", "").replace("]", ""));
     if (uri.getPort() != -1) {
-      port(uri.getPort());
+      b.port(uri.getPort());
     }
     String userInfo = uri.getRawUserInfo();
     if (userInfo != null && !userInfo.isEmpty()) {
@@ -116,18 +97,17 @@ public final class RedisSettingsBuilder {
                 + "' has credentials without a colon; write redis://:password@host for a password"
                 + " or redis://user:password@host for an ACL user");
       }
-      user(u.isEmpty() ? null : u);
-      password(p == null || p.isEmpty() ? null : p);
+      b.user(u.isEmpty() ? null : u);
+      b.password(p == null || p.isEmpty() ? null : p);
     }
     String path = uri.getRawPath();
     if (path != null && !path.isEmpty() && !path.equals("/")) {
       String db = path.substring(1);
-      database(parseInt("database (the URI path)", db, shown));
+      b.database(parseInt("database (the URI path)", db, shown));
     }
     for (Map.Entry<String, String> option : options.entrySet()) {
-      applyOption(option.getKey(), option.getValue(), shown);
+      applyOption(b, option.getKey(), option.getValue(), shown);
     }
-    return this;
   }
 
   private static boolean contains(String s, char c) {
@@ -139,16 +119,17 @@ public final class RedisSettingsBuilder {
     return NodeUri.redactUri(text).replaceAll("//[^/@?#:]*@", "//***@");
   }
 
-  private void applyOption(String name, String value, String shown) {
+  private static void applyOption(
+      RedisLockNode.Builder b, String name, String value, String shown) {
     switch (name) {
-      case "user" -> user(value.isEmpty() ? null : value);
-      case "password" -> password(value.isEmpty() ? null : value);
-      case "database" -> database(parseInt(name, value, shown));
-      case "connectTimeout" -> connectTimeout(parseDuration(name, value, shown));
-      case "socketTimeout" -> socketTimeout(parseDuration(name, value, shown));
-      case "poolSize" -> poolSize(parseInt(name, value, shown));
-      case "keyPrefix" -> keyPrefix(value);
-      case "verifyHostname" -> verifyHostname(parseBoolean(name, value, shown));
+      case "user" -> b.user(value.isEmpty() ? null : value);
+      case "password" -> b.password(value.isEmpty() ? null : value);
+      case "database" -> b.database(parseInt(name, value, shown));
+      case "connectTimeout" -> b.connectTimeout(parseDuration(name, value, shown));
+      case "socketTimeout" -> b.socketTimeout(parseDuration(name, value, shown));
+      case "poolSize" -> b.poolSize(parseInt(name, value, shown));
+      case "keyPrefix" -> b.keyPrefix(value);
+      case "verifyHostname" -> b.verifyHostname(parseBoolean(name, value, shown));
       default ->
           throw new IllegalArgumentException(
               "unknown option "
@@ -219,121 +200,5 @@ public final class RedisSettingsBuilder {
               + shown
               + "'");
     }
-  }
-
-  /** Host name or IP literal. */
-  public RedisSettingsBuilder host(String host) {
-    if (host == null || host.isBlank()) {
-      throw new IllegalArgumentException("host must be a non-empty host name or IP address");
-    }
-    this.host = host.strip();
-    return this;
-  }
-
-  /** TCP port, 1-65535. */
-  public RedisSettingsBuilder port(int port) {
-    if (port < 1 || port > 65_535) {
-      throw new IllegalArgumentException("port must be in 1..65535, got " + port);
-    }
-    this.port = port;
-    return this;
-  }
-
-  /** Connect with TLS. */
-  public RedisSettingsBuilder tls(boolean tls) {
-    this.tls = tls;
-    return this;
-  }
-
-  /** ACL user ({@code null} for the default user). */
-  public RedisSettingsBuilder user(String user) {
-    this.user = user == null || user.isEmpty() ? null : user;
-    return this;
-  }
-
-  /** Password ({@code null} for none). */
-  public RedisSettingsBuilder password(String password) {
-    this.password = password == null || password.isEmpty() ? null : password;
-    return this;
-  }
-
-  /** Database index, 0 or more. */
-  public RedisSettingsBuilder database(int database) {
-    if (database < 0) {
-      throw new IllegalArgumentException(
-          "database index must be 0 or more, got " + database + " (Redis numbers them from 0)");
-    }
-    this.database = database;
-    return this;
-  }
-
-  /** Bound on connecting and on waiting for a free connection. */
-  public RedisSettingsBuilder connectTimeout(Duration timeout) {
-    this.connectTimeout = requireTimeout("connectTimeout", timeout);
-    return this;
-  }
-
-  /** Bound on reads no caller waits for (set-up, validation, late replies). */
-  public RedisSettingsBuilder socketTimeout(Duration timeout) {
-    this.socketTimeout = requireTimeout("socketTimeout", timeout);
-    return this;
-  }
-
-  private static Duration requireTimeout(String name, Duration timeout) {
-    Objects.requireNonNull(timeout, name + " must not be null");
-    if (timeout.toMillis() < 1 || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
-      throw new IllegalArgumentException(
-          name + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, got " + timeout);
-    }
-    return timeout;
-  }
-
-  /** Most connections open at once. */
-  public RedisSettingsBuilder poolSize(int poolSize) {
-    if (poolSize < 1 || poolSize > MAX_POOL_SIZE) {
-      throw new IllegalArgumentException(
-          "poolSize must be in 1.." + MAX_POOL_SIZE + ", got " + poolSize);
-    }
-    this.poolSize = poolSize;
-    return this;
-  }
-
-  /** Prefix for every lock key ({@code null} or empty for none). */
-  public RedisSettingsBuilder keyPrefix(String keyPrefix) {
-    this.keyPrefix = keyPrefix == null ? "" : keyPrefix;
-    return this;
-  }
-
-  /** With TLS, check that the certificate matches the host (default true). */
-  public RedisSettingsBuilder verifyHostname(boolean verifyHostname) {
-    this.verifyHostname = verifyHostname;
-    return this;
-  }
-
-  /** With TLS, the socket factory to use ({@code null} for the JVM default). */
-  public RedisSettingsBuilder sslSocketFactory(SSLSocketFactory factory) {
-    this.sslSocketFactory = factory;
-    return this;
-  }
-
-  /** The settings. */
-  public RedisNodeSettings build() {
-    if (sslSocketFactory != null && !tls) {
-      throw new IllegalArgumentException(
-          "an SSL socket factory was given but TLS is off; use a rediss:// URI or tls(true)");
-    }
-    return new RedisNodeSettings(
-        host,
-        port,
-        tls,
-        user,
-        password,
-        database,
-        connectTimeout,
-        socketTimeout,
-        poolSize,
-        keyPrefix,
-        verifyHostname,
-        sslSocketFactory);
   }
 }

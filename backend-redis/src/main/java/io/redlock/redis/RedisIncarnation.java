@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import io.redlock.RedlockException;
 import io.redlock.spi.NodeStatus;
@@ -9,12 +9,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
 import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
  * The incarnation of the Redis server behind one node, kept current cheaply so that {@link
- * RedisNode#status()} can answer from memory and still never describe a server from before a
+ * RedisLockNode#status()} can answer from memory and still never describe a server from before a
  * restart once the restarted one has answered.
  *
  * <p>The argument: a restart breaks every connection, so a reply read on a connection comes from
@@ -44,7 +45,7 @@ final class RedisIncarnation {
 
   private static final CommandArguments INFO = new CommandArguments(Protocol.Command.INFO);
   private static final CommandArguments APPENDFSYNC =
-      new CommandArguments(Protocol.Command.CONFIG).add("GET").add("appendfsync");
+      new CommandArguments(Protocol.Command.CONFIG).addObjects("GET", "appendfsync");
 
   /** What one connection saw, or why it could not see it. */
   record Observation(
@@ -60,14 +61,14 @@ final class RedisIncarnation {
     }
   }
 
-  private final RedisNode node;
+  private final RedisLockNode node;
   private volatile boolean watching;
   private volatile Observation latest;
 
   // guarded by this
   private final ArrayDeque<String> retired = new ArrayDeque<>();
 
-  RedisIncarnation(RedisNode node) {
+  RedisIncarnation(RedisLockNode node) {
     this.node = node;
   }
 
@@ -86,7 +87,7 @@ final class RedisIncarnation {
    * Connection failures propagate (the connection is unusable); a refused {@code INFO} is recorded
    * as the node's status problem, and the connection stays usable for locks.
    */
-  void connected(MuxConnection connection) {
+  void connected(Connection connection) {
     if (watching) {
       observe(connection);
     }
@@ -96,22 +97,21 @@ final class RedisIncarnation {
    * Reads {@code INFO} and the fsync policy on {@code connection} (one round trip, blocking up to
    * the socket timeout) and records the result.
    */
-  Observation observe(MuxConnection connection) {
-    // A pooled connection may carry the short read timeout of its last reply.
-    connection.setSoTimeout(node.socketTimeoutMillis());
-    connection.send(INFO);
-    connection.send(APPENDFSYNC);
+  Observation observe(Connection connection) {
+    connection.setSoTimeout(node.socketTimeoutMillis); // a pooled one may carry a short one
+    connection.sendCommand(INFO);
+    connection.sendCommand(APPENDFSYNC);
     Object info;
     RedlockException infoFailure = null;
     try {
-      info = connection.readReply(node.socketTimeoutMillis());
+      info = connection.getOne();
     } catch (JedisDataException e) {
       info = null;
-      infoFailure = node.errors().translate(e, "INFO (for the node's status)");
+      infoFailure = node.errors.translate(e, "INFO (for the node's status)");
     }
     String appendfsync;
     try {
-      appendfsync = appendfsync(connection.readReply(node.socketTimeoutMillis()));
+      appendfsync = appendfsync(connection.getOne());
     } catch (JedisDataException e) {
       appendfsync = null; // CONFIG is often not permitted (managed Redis, ACLs): unknown
     }

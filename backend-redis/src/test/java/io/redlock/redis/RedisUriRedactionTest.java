@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -30,14 +30,19 @@ class RedisUriRedactionTest {
   void noPieceOfAPasswordShows() {
     assertThat(
             PasswordLeaks.assertNoPieceShows(
-                SHAPES, uri -> new RedisSettingsBuilder().uri(uri).build()))
+                SHAPES,
+                uri -> {
+                  try (RedisLockNode node = RedisLockNode.fromUri(uri)) {
+                    return node.toString();
+                  }
+                }))
         .isPositive();
   }
 
   @Test
   @DisplayName("an unencoded '@' in the password: no part of it shows, and the fix is named")
   void atInPassword() {
-    assertThatThrownBy(() -> new RedisSettingsBuilder().uri("redis://:pa@ss@127.0.0.1:18104"))
+    assertThatThrownBy(() -> RedisLockNode.builder().uri("redis://:pa@ss@127.0.0.1:18104"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'redis://:***@127.0.0.1:18104'")
         .hasMessageContaining("%40")
@@ -49,7 +54,7 @@ class RedisUriRedactionTest {
   void badPortNamesTheUri() {
     for (String uri :
         List.of("redis://:s3cret@127.0.0.1:99999", "rediss://u:s3cret@127.0.0.1:notaport")) {
-      assertThatThrownBy(() -> new RedisSettingsBuilder().uri(uri))
+      assertThatThrownBy(() -> RedisLockNode.builder().uri(uri))
           .as(uri)
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("has a bad port")

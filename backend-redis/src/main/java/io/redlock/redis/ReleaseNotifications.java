@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.support.ReleaseListeners;

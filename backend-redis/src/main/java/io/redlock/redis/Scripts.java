@@ -1,4 +1,4 @@
-package io.redlock.redis.internal;
+package io.redlock.redis;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -18,15 +18,6 @@ final class Scripts {
           + "  redis.call(\"del\",KEYS[1])\n"
           + "  redis.pcall(\"publish\",ARGV[2],KEYS[1])\n"
           + "  return 1\n"
-          + "else return 0 end";
-
-  /**
-   * Compare-and-delete exactly as the algorithm's description gives it, for when nobody subscribes
-   * to the release channel (ARGV[2], passed as to {@link #RELEASE}, is not used).
-   */
-  static final String RELEASE_QUIET =
-      "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n"
-          + "  return redis.call(\"del\",KEYS[1])\n"
           + "else return 0 end";
 
   /** Compare-and-extend: the same with PEXPIRE, ARGV[2] the new TTL in milliseconds. */
@@ -75,7 +66,6 @@ final class Scripts {
   static final String RAISE_FENCE_SHA = sha1(RAISE_FENCE);
 
   static final String RELEASE_SHA = sha1(RELEASE);
-  static final String RELEASE_QUIET_SHA = sha1(RELEASE_QUIET);
   static final String EXTEND_SHA = sha1(EXTEND);
 
   private Scripts() {}

@@ -1,0 +1,235 @@
+package io.redlock.redis;
+
+import io.redlock.NodeTimeoutException;
+import io.redlock.RedlockException;
+import io.redlock.RedlockTransientException;
+import io.redlock.spi.Reply;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import redis.clients.jedis.CommandArguments;
+import redis.clients.jedis.Connection;
+import redis.clients.jedis.Protocol;
+import redis.clients.jedis.args.Rawable;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/**
+ * One command on one pooled connection, and its reply. The command is written when the call is
+ * made, on an idle connection; with none idle, the node's background thread borrows one from the
+ * pool (opening it if there is room) and writes it then, unless the reply was abandoned first.
+ * {@link #await} reads the reply on the caller's thread with the socket's read timeout set to what
+ * is left of the caller's time, and gives the connection back. A reply given up ({@link #abandon}
+ * after a timeout) closes its connection: the command written still runs on the server, but its
+ * answer is not read.
+ */
+final class RedisCall<T> implements Reply<T> {
+  /**
+   * One kind of command.
+   *
+   * @param fallbackScript for an {@code EVALSHA}: the script, sent with {@code EVAL} and the same
+   *     keys and arguments when the server lost its script cache; null for plain commands
+   * @param droppable false for a release, which is sent even when abandoned before it was sent
+   */
+  record Kind<T>(
+      String description, String fallbackScript, Function<Object, T> parser, boolean droppable) {}
+
+  private final RedisLockNode node;
+  private final Kind<T> kind;
+  private final CommandArguments command;
+
+  /** The connection the command went out on, once it did. */
+  private final CompletableFuture<Connection> sent;
+
+  /** Claimed by whoever comes first: the sender (to send) or {@link #abandon} (to drop). */
+  private final AtomicBoolean claimed = new AtomicBoolean();
+
+  private boolean finished;
+  private boolean abandoned;
+  private boolean timedOut;
+  private boolean fellBack;
+  private T answer;
+  private RuntimeException failure;
+
+  RedisCall(RedisLockNode node, Kind<T> kind, CommandArguments command) {
+    this.node = node;
+    this.kind = kind;
+    this.command = command;
+    this.sent = new CompletableFuture<>();
+    Connection idle = node.takeIdle();
+    if (idle != null) {
+      claimed.set(true);
+      send(idle);
+      return;
+    }
+    try {
+      node.background.execute(this::borrowAndSend);
+    } catch (RejectedExecutionException e) {
+      sent.completeExceptionally(
+          new RedlockTransientException(
+              node.name(), "closed, or too many calls wait for a connection", null));
+    }
+  }
+
+  /** On the node's background thread: waits for a pooled connection and sends on it. */
+  private void borrowAndSend() {
+    Connection c;
+    try {
+      c = node.pool.getResource();
+    } catch (RuntimeException e) {
+      sent.completeExceptionally(e);
+      return;
+    }
+    if (claimed.compareAndSet(false, true)) {
+      send(c);
+    } else {
+      c.close(); // dropped meanwhile: the connection goes back unused
+      sent.complete(null);
+    }
+  }
+
+  private void send(Connection c) {
+    try {
+      c.sendCommand(command);
+      c.getMany(0); // flushes the command; reads nothing
+      sent.complete(c);
+    } catch (RuntimeException e) {
+      RedisLockNode.discard(c);
+      node.connectionFailed();
+      sent.completeExceptionally(e);
+    }
+  }
+
+  @Override
+  public T await(Duration timeout) {
+    if (abandoned) {
+      throw new IllegalStateException(node.name() + ": this reply was abandoned");
+    }
+    if (finished) {
+      return outcome();
+    }
+    if (timedOut) {
+      throw new NodeTimeoutException(node.name(), timeout); // Jedis gave up on the connection
+    }
+    long nanos = Math.max(0, timeout.toNanos());
+    long deadline = System.nanoTime() + nanos;
+    Connection c;
+    try {
+      c = sent.get(nanos, TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      throw new NodeTimeoutException(node.name(), timeout, node.poolBusy(timeout));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RedlockTransientException(node.name(), "interrupted while waiting for it", e);
+    } catch (ExecutionException e) {
+      return finish(null, node.errors.translate(e.getCause(), kind.description()));
+    }
+    while (true) {
+      Object reply;
+      try {
+        long left = deadline - System.nanoTime();
+        // At least 1 ms even with no time left: a reply that has arrived may still need reading
+        // (or, with TLS, decrypting). Changing the socket's timeout has a cost: keep the one in
+        // force if it is at most an eighth (plus 1 ms) longer than asked.
+        int wanted = (int) Math.min(Integer.MAX_VALUE, Math.max(1, (left + 999_999) / 1_000_000));
+        int current = c.getSoTimeout();
+        if (current < wanted || current > wanted + (wanted >> 3) + 1) {
+          c.setSoTimeout(wanted);
+        }
+        reply = c.getOne();
+      } catch (JedisNoScriptException e) {
+        if (kind.fallbackScript() != null && !fellBack) {
+          fellBack = true; // EVAL runs the script and caches it again
+          c.sendCommand(evalInsteadOf());
+          continue;
+        }
+        c.close();
+        return finish(null, node.errors.translate(e, kind.description()));
+      } catch (JedisDataException e) {
+        c.close(); // an error reply leaves the connection clean
+        return finish(null, node.errors.translate(e, kind.description()));
+      } catch (JedisConnectionException e) {
+        if (e.getCause() instanceof SocketTimeoutException) {
+          timedOut = true; // the connection is closed when the reply is abandoned
+          throw new NodeTimeoutException(node.name(), timeout);
+        }
+        RedisLockNode.discard(c);
+        node.connectionFailed();
+        return finish(null, node.errors.translate(e, kind.description()));
+      }
+      try {
+        T value = kind.parser().apply(reply);
+        c.close();
+        return finish(value, null);
+      } catch (RuntimeException e) {
+        RedisLockNode.discard(c); // an unexpected reply: the stream is not to be trusted
+        return finish(null, node.unexpected(kind.description(), e));
+      }
+    }
+  }
+
+  /** The {@code EVAL} of the script, with the keys and arguments of the {@code EVALSHA}. */
+  private CommandArguments evalInsteadOf() {
+    CommandArguments eval =
+        new CommandArguments(Protocol.Command.EVAL).addObjects(kind.fallbackScript());
+    int index = 0;
+    for (Rawable argument : command) {
+      if (index++ >= 2) { // 0: EVALSHA, 1: the digest
+        eval.addObjects(argument);
+      }
+    }
+    return eval;
+  }
+
+  private T finish(T value, RedlockException failed) {
+    finished = true;
+    answer = value;
+    failure = failed;
+    return outcome();
+  }
+
+  private T outcome() {
+    if (failure != null) {
+      throw failure;
+    }
+    return answer;
+  }
+
+  @Override
+  public void abandon(Consumer<? super T> ended) {
+    if (abandoned) {
+      return;
+    }
+    abandoned = true;
+    if (finished) {
+      ended.accept(failure == null ? answer : null);
+      return;
+    }
+    if (!kind.droppable() || !claimed.compareAndSet(false, true)) {
+      // sent, or to be sent (a release): the connection is closed once the command is out
+      sent.whenComplete(
+          (c, e) -> {
+            if (c != null) {
+              RedisLockNode.discard(c);
+            }
+          });
+    }
+    ended.accept(null);
+  }
+
+  /** A reply that no command of this backend can give. */
+  static IllegalStateException unexpected(Object reply) {
+    String shown =
+        reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
+    return new IllegalStateException("'" + shown + "'");
+  }
+}
