@@ -3,7 +3,6 @@ package io.redlock.tck;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
@@ -12,7 +11,6 @@ import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -21,28 +19,22 @@ import java.util.Queue;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.MethodDescriptor;
-import org.junit.jupiter.api.MethodOrderer;
-import org.junit.jupiter.api.MethodOrdererContext;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * The kit's per-test state and the helpers its rules share. The rule groups ({@link R0Setup} to
- * {@link R16Replies}) stand in one line of inheritance on top of it, each in its own file, and
- * {@link LockNodeCompatibilityKit} on top of them: so a backend extends one class, and every rule
- * is a test method of that class, counted under it by every build tool (tests in {@code @Nested}
- * classes are reported as "Tests run: 0" by Surefire). The order of the groups means nothing.
+ * {@link R17Inspection}) are interfaces whose default methods are the tests, each taking the
+ * harness as a parameter ({@link Resolver}); {@link LockNodeCompatibilityKit} implements them all,
+ * so a backend extends one class and every rule is a test method of that class, counted under it by
+ * every build tool (tests in {@code @Nested} classes are reported as "Tests run: 0" by Surefire).
  */
-abstract class Harness {
+final class Harness {
 
   /** Rounds of every race in R2: each round is a fresh key. */
   static final int ROUNDS = 25;
@@ -77,13 +69,32 @@ abstract class Harness {
 
   record Held(String key, String token) {}
 
+  private final LockNodeCompatibilityKit kit;
+
+  Harness(LockNodeCompatibilityKit kit) {
+    this.kit = kit;
+  }
+
   /** The kit with the backend's hooks. */
-  final LockNodeCompatibilityKit kit() {
-    return (LockNodeCompatibilityKit) this;
+  LockNodeCompatibilityKit kit() {
+    return kit;
+  }
+
+  /** Hands each rule the harness of the kit instance that runs it. */
+  static final class Resolver implements ParameterResolver {
+    @Override
+    public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+      return parameter.getParameter().getType() == Harness.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+      return ((LockNodeCompatibilityKit) context.getRequiredTestInstance()).harness;
+    }
   }
 
   /** Releases every key the test acquired and closes every node it created. */
-  final void cleanUp() {
+  void cleanUp() {
     try {
       if (!held.isEmpty()) {
         LockNode cleaner =
@@ -136,7 +147,7 @@ abstract class Harness {
   }
 
   /** The node most rules use, created on first use and closed after the test. */
-  final LockNode node() {
+  LockNode node() {
     if (primary == null) {
       primary = newNode();
     }
@@ -146,7 +157,7 @@ abstract class Harness {
   /**
    * A new node from {@link LockNodeCompatibilityKit#createNode()}, closed at the end of the test.
    */
-  final LockNode newNode() {
+  LockNode newNode() {
     LockNode n = kit().createNode();
     assertThat(n).as("createNode() returned null").isNotNull();
     createdNodes.add(n);
@@ -209,7 +220,7 @@ abstract class Harness {
    * A fresh key, unique across runs and machines: {@link LockNodeCompatibilityKit#keyPrefix()},
    * label, random UUID.
    */
-  final String key(String label) {
+  String key(String label) {
     return kit().keyPrefix() + label + ":" + UUID.randomUUID();
   }
 
@@ -242,7 +253,7 @@ abstract class Harness {
    *
    * @return whether the key was acquired
    */
-  final boolean acquire(LockNode n, String key, String token, Duration ttl) {
+  boolean acquire(LockNode n, String key, String token, Duration ttl) {
     AcquireResult result = await(n.tryAcquire(key, token, ttl), "tryAcquire");
     if (result.acquired()) {
       held.add(new Held(key, token));
@@ -251,12 +262,12 @@ abstract class Harness {
   }
 
   /** {@code release} and await the answer. */
-  final boolean release(LockNode n, String key, String token) {
+  boolean release(LockNode n, String key, String token) {
     return await(n.release(key, token), "release");
   }
 
   /** {@code extend} and await the answer. */
-  final boolean extend(LockNode n, String key, String token, Duration ttl) {
+  boolean extend(LockNode n, String key, String token, Duration ttl) {
     return await(n.extend(key, token, ttl), "extend");
   }
 
@@ -265,7 +276,7 @@ abstract class Harness {
    *
    * @return the fence if acquired (checked to be positive), 0 if not
    */
-  final long acquireFenced(LockNode n, String key, String token, Duration ttl, String rule) {
+  long acquireFenced(LockNode n, String key, String token, Duration ttl, String rule) {
     AcquireResult result = await(n.tryAcquireFenced(key, token, ttl), "tryAcquireFenced");
     if (result.acquired()) {
       held.add(new Held(key, token));
@@ -280,7 +291,7 @@ abstract class Harness {
   }
 
   /** {@code raiseFence} and await the answer. */
-  final boolean raiseFence(LockNode n, String key, String token, long atLeast) {
+  boolean raiseFence(LockNode n, String key, String token, long atLeast) {
     return await(n.raiseFence(key, token, atLeast), "raiseFence");
   }
 
@@ -530,70 +541,8 @@ abstract class Harness {
   /** Like {@link #assertFailsInTime(String, String, Function)}, on a given unreachable node. */
   RedlockException assertFailsInTime(
       String rule, String call, Function<LockNode, Reply<?>> operation, LockNode down) {
-    Duration bound = kit().failureBound();
-    ExecutorService runner =
-        Executors.newSingleThreadExecutor(
-            r -> {
-              Thread t = new Thread(r, "redlock-tck-unreachable");
-              t.setDaemon(true);
-              return t;
-            });
-    try {
-      Future<Outcome> future =
-          runner.submit(
-              () -> {
-                long start = System.nanoTime();
-                try {
-                  Reply<?> reply = operation.apply(down);
-                  Object answer = reply.await(bound);
-                  return new Outcome(answer, null, System.nanoTime() - start);
-                } catch (Throwable t) {
-                  return new Outcome(null, t, System.nanoTime() - start);
-                }
-              });
-      Outcome outcome;
-      try {
-        outcome = future.get(bound.plusSeconds(5).toMillis(), TimeUnit.MILLISECONDS);
-      } catch (TimeoutException e) {
-        future.cancel(true);
-        return fail(
-            "%s: %s on an unreachable node had not returned after %d ms: the call blocks. Give the"
-                + " driver connect and read timeouts, and do not wait for the store inside the"
-                + " method (LockNode: multiplexing)",
-            rule, call, bound.plusSeconds(5).toMillis());
-      } catch (Exception e) {
-        throw new AssertionError(e);
-      }
-      if (outcome.failure() == null) {
-        return fail(
-            "%s: %s on an unreachable node answered %s instead of throwing: 'could not ask' must be a"
-                + " RedlockException from Reply.await, never an answer. Translate the driver's"
-                + " connection errors into RedlockTransientException",
-            rule, call, outcome.answer());
-      }
-      if (outcome.failure() instanceof NodeTimeoutException timeout
-          && timeout.timeout().equals(bound)) {
-        return fail(
-            "%s: %s on an unreachable node neither answered nor failed within %d ms: it hangs. Give"
-                + " the driver connect and read timeouts shorter than failureBound()",
-            rule, call, bound.toMillis());
-      }
-      assertThat(outcome.failure())
-          .as(
-              "%s: %s on an unreachable node must fail with an io.redlock.RedlockException; translate"
-                  + " driver exceptions at the backend boundary",
-              rule, call)
-          .isInstanceOf(RedlockException.class);
-      assertThat(Duration.ofNanos(outcome.nanos()))
-          .as("%s: %s on an unreachable node: time from the call to the failure", rule, call)
-          .isLessThanOrEqualTo(bound.plusMillis(500));
-      return (RedlockException) outcome.failure();
-    } finally {
-      runner.shutdownNow();
-    }
+    return FailsInTime.check(kit().failureBound(), rule, call, operation, down);
   }
-
-  private record Outcome(Object answer, Throwable failure, long nanos) {}
 
   void assertNoSecret(String text, String what) {
     if (text == null) {
@@ -610,60 +559,5 @@ abstract class Harness {
                 assertThat(text.contains(secret))
                     .as("%s contains the configured secret", what)
                     .isFalse());
-  }
-
-  static String padTo(String start, String unit, int utf8Bytes) {
-    StringBuilder b = new StringBuilder(start);
-    int unitBytes = unit.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    int bytes = start.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-    while (bytes + unitBytes <= utf8Bytes) {
-      b.append(unit);
-      bytes += unitBytes;
-    }
-    while (bytes < utf8Bytes) {
-      b.append('.');
-      bytes++;
-    }
-    return b.toString();
-  }
-
-  static String quoted(String s) {
-    return s == null ? "null" : "\"" + s + "\"";
-  }
-
-  /** A string with invisible and combining characters spelled out, for messages. */
-  static String visible(String s) {
-    StringBuilder b = new StringBuilder("\"");
-    s.codePoints()
-        .forEach(
-            cp -> {
-              if (cp < 0x20 || cp == ' ' || cp > 0x7e) {
-                b.append(String.format("\\u%04X", cp));
-              } else {
-                b.append((char) cp);
-              }
-            });
-    return b.append('"').toString();
-  }
-
-  /** Runs the rules in the order of their numbers: R0.1, R0.2, R1.1, ... R16.3. */
-  static final class ByRule implements MethodOrderer {
-    private static final Pattern NUMBER = Pattern.compile("^r(\\d+)_(\\d+)_");
-
-    @Override
-    public void orderMethods(MethodOrdererContext context) {
-      context
-          .getMethodDescriptors()
-          .sort(
-              Comparator.comparingLong(ByRule::rank)
-                  .thenComparing(MethodDescriptor::getDisplayName));
-    }
-
-    private static long rank(MethodDescriptor method) {
-      Matcher m = NUMBER.matcher(method.getMethod().getName());
-      return m.find()
-          ? Long.parseLong(m.group(1)) * 1000 + Long.parseLong(m.group(2))
-          : Long.MAX_VALUE;
-    }
   }
 }

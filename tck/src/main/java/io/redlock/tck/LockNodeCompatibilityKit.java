@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The compatibility kit for {@link LockNode} backends: every rule of the {@code LockNode} contract,
@@ -63,14 +64,36 @@ import org.junit.jupiter.api.Timeout;
  * {@link #expiryTolerance()}. Nothing in the kit measures speed.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
-@TestMethodOrder(Harness.ByRule.class)
-public abstract class LockNodeCompatibilityKit extends R17Inspection {
+@TestMethodOrder(ByRule.class)
+@ExtendWith(Harness.Resolver.class)
+public abstract class LockNodeCompatibilityKit
+    implements R0Setup,
+        R1ConditionalInsert,
+        R2Atomicity,
+        R3Expiry,
+        R4CompareAndDelete,
+        R5CompareAndExtend,
+        R6KeyIsolation,
+        R7UnusualText,
+        R8InputValidation,
+        R9FailureReporting,
+        R10ThreadSafety,
+        R11Lifecycle,
+        R12Fencing,
+        R13Status,
+        R14ReleaseNotifications,
+        R15StoreClock,
+        R16Replies,
+        R17Inspection {
 
   /** The default of {@link #expiryTolerance()}, in milliseconds. */
   public static final long DEFAULT_EXPIRY_TOLERANCE_MILLIS = 250;
 
   /** The default of {@link #clockTolerance()}, in seconds. */
   public static final long DEFAULT_CLOCK_TOLERANCE_SECONDS = 5;
+
+  /** The per-test state and helpers that every rule is handed. */
+  final Harness harness = new Harness(this);
 
   /**
    * Opens a new node on the store under test. Every call must return a <em>new</em> instance (a
@@ -166,6 +189,6 @@ public abstract class LockNodeCompatibilityKit extends R17Inspection {
   /** Releases every key the test acquired and closes every node it created. */
   @AfterEach
   protected final void releaseKeysAndCloseNodes() {
-    cleanUp();
+    harness.cleanUp();
   }
 }

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -7,7 +8,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R0 Setup: the kit's hooks are usable. */
-abstract class R0Setup extends Harness {
+interface R0Setup {
 
   /**
    * R0.1: {@link LockNodeCompatibilityKit#createNode()} returns a new, non-null instance each call,
@@ -19,21 +20,21 @@ abstract class R0Setup extends Harness {
    */
   @Test
   @DisplayName("R0.1 createNode() returns a new instance on the same store each call")
-  void r0_1_createNodeReturnsNewInstancesOnOneStore() {
-    LockNode a = newNode();
-    LockNode b = newNode();
+  default void r0_1_createNodeReturnsNewInstancesOnOneStore(Harness h) {
+    LockNode a = h.newNode();
+    LockNode b = h.newNode();
     assertThat(a)
         .as("R0.1: createNode() returned the same instance twice; return a new node each call")
         .isNotSameAs(b);
-    String key = key("r0.1");
+    String key = h.key("r0.1");
     String owner = token();
-    assertThat(acquire(a, key, owner, LONG_TTL)).as("R0.1: first node acquires").isTrue();
-    assertThat(acquire(b, key, token(), LONG_TTL))
+    assertThat(h.acquire(a, key, owner, LONG_TTL)).as("R0.1: first node acquires").isTrue();
+    assertThat(h.acquire(b, key, token(), LONG_TTL))
         .as(
             "R0.1: a second node from createNode() acquired a key the first one holds:"
                 + " the two nodes do not share one store")
         .isFalse();
-    assertThat(release(b, key, owner))
+    assertThat(h.release(b, key, owner))
         .as("R0.1: a second node could not release the first node's key with its token")
         .isTrue();
   }
@@ -46,11 +47,11 @@ abstract class R0Setup extends Harness {
    */
   @Test
   @DisplayName("R0.2 the timing hooks are positive and capabilities() is declared")
-  void r0_2_hooksAreSane() {
-    assertThat(kit().expiryTolerance()).as("R0.2: expiryTolerance()").isPositive();
-    assertThat(kit().replyTimeout()).as("R0.2: replyTimeout()").isPositive();
-    assertThat(kit().failureBound()).as("R0.2: failureBound()").isPositive();
-    assertThat(kit().keyPrefix()).as("R0.2: keyPrefix()").isNotNull();
-    assertThat(node().capabilities()).as("R0.2: capabilities()").isNotNull();
+  default void r0_2_hooksAreSane(Harness h) {
+    assertThat(h.kit().expiryTolerance()).as("R0.2: expiryTolerance()").isPositive();
+    assertThat(h.kit().replyTimeout()).as("R0.2: replyTimeout()").isPositive();
+    assertThat(h.kit().failureBound()).as("R0.2: failureBound()").isPositive();
+    assertThat(h.kit().keyPrefix()).as("R0.2: keyPrefix()").isNotNull();
+    assertThat(h.node().capabilities()).as("R0.2: capabilities()").isNotNull();
   }
 }

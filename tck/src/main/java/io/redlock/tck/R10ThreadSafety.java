@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R10 Thread safety: one node instance serves many threads at once. */
-abstract class R10ThreadSafety extends R9FailureReporting {
+interface R10ThreadSafety {
 
   /**
    * R10.1: {@value Harness#THREADS} threads share one node instance and mix all operations: each
@@ -24,10 +25,10 @@ abstract class R10ThreadSafety extends R9FailureReporting {
    */
   @Test
   @DisplayName("R10.1 many threads mixing all operations on one node get consistent answers")
-  void r10_1_oneNodeManyThreads() throws InterruptedException {
-    LockNode shared = node();
+  default void r10_1_oneNodeManyThreads(Harness h) throws InterruptedException {
+    LockNode shared = h.node();
     int rounds = 15;
-    List<String> contended = List.of(key("r10.1-c0"), key("r10.1-c1"), key("r10.1-c2"));
+    List<String> contended = List.of(h.key("r10.1-c0"), h.key("r10.1-c1"), h.key("r10.1-c2"));
     List<AtomicReference<String>> holders =
         List.of(new AtomicReference<>(), new AtomicReference<>(), new AtomicReference<>());
     Map<String, Integer> problems = new java.util.concurrent.ConcurrentHashMap<>();
@@ -36,48 +37,63 @@ abstract class R10ThreadSafety extends R9FailureReporting {
           i ->
               () -> {
                 for (int round = 0; round < rounds; round++) {
-                  String k = key("r10.1-t" + i + "-" + round);
+                  String k = h.key("r10.1-t" + i + "-" + round);
                   String mine = token();
                   String other = token();
                   expect(
+                      h,
                       problems,
                       "tryAcquire of a fresh key",
                       true,
-                      acquire(shared, k, mine, LONG_TTL));
+                      h.acquire(shared, k, mine, LONG_TTL));
                   expect(
+                      h,
                       problems,
                       "tryAcquire by another token of a held key",
                       false,
-                      acquire(shared, k, other, LONG_TTL));
-                  expect(problems, "extend by the owner", true, extend(shared, k, mine, LONG_TTL));
+                      h.acquire(shared, k, other, LONG_TTL));
                   expect(
+                      h,
+                      problems,
+                      "extend by the owner",
+                      true,
+                      h.extend(shared, k, mine, LONG_TTL));
+                  expect(
+                      h,
                       problems,
                       "extend by another token",
                       false,
-                      extend(shared, k, other, LONG_TTL));
-                  expect(problems, "release by another token", false, release(shared, k, other));
-                  expect(problems, "release by the owner", true, release(shared, k, mine));
+                      h.extend(shared, k, other, LONG_TTL));
                   expect(
-                      problems, "a second release by the owner", false, release(shared, k, mine));
+                      h, problems, "release by another token", false, h.release(shared, k, other));
+                  expect(h, problems, "release by the owner", true, h.release(shared, k, mine));
+                  expect(
+                      h,
+                      problems,
+                      "a second release by the owner",
+                      false,
+                      h.release(shared, k, mine));
 
                   int c = (i + round) % contended.size();
-                  if (acquire(shared, contended.get(c), mine, LONG_TTL)) {
+                  if (h.acquire(shared, contended.get(c), mine, LONG_TTL)) {
                     if (!holders.get(c).compareAndSet(null, mine)) {
                       problems.merge(
                           "two threads held a shared key at the same time", 1, Integer::sum);
                       continue;
                     }
                     expect(
+                        h,
                         problems,
                         "extend of a held shared key by its holder",
                         true,
-                        extend(shared, contended.get(c), mine, LONG_TTL));
+                        h.extend(shared, contended.get(c), mine, LONG_TTL));
                     holders.get(c).set(null);
                     expect(
+                        h,
                         problems,
                         "release of a held shared key by its holder",
                         true,
-                        release(shared, contended.get(c), mine));
+                        h.release(shared, contended.get(c), mine));
                   }
                 }
                 return null;
@@ -90,7 +106,7 @@ abstract class R10ThreadSafety extends R9FailureReporting {
   }
 
   private void expect(
-      Map<String, Integer> problems, String what, boolean expected, boolean actual) {
+      Harness h, Map<String, Integer> problems, String what, boolean expected, boolean actual) {
     if (expected != actual) {
       problems.merge(what + " answered " + actual + ", expected " + expected, 1, Integer::sum);
     }

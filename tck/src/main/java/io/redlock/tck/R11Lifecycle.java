@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -12,7 +13,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R11 Lifecycle and identity: close, name() and capabilities(). */
-abstract class R11Lifecycle extends R10ThreadSafety {
+interface R11Lifecycle {
 
   /**
    * R11.1: close is idempotent: a second and third close do not throw.
@@ -22,11 +23,11 @@ abstract class R11Lifecycle extends R10ThreadSafety {
    */
   @Test
   @DisplayName("R11.1 close is idempotent")
-  void r11_1_closeIsIdempotent() {
-    LockNode n = newNode();
-    closeByKit(n);
-    closeByKit(n);
-    closeByKit(n);
+  default void r11_1_closeIsIdempotent(Harness h) {
+    LockNode n = h.newNode();
+    h.closeByKit(n);
+    h.closeByKit(n);
+    h.closeByKit(n);
   }
 
   /**
@@ -39,18 +40,18 @@ abstract class R11Lifecycle extends R10ThreadSafety {
    */
   @Test
   @DisplayName("R11.2 calls after close throw IllegalStateException naming the node")
-  void r11_2_callsAfterCloseThrow() {
-    LockNode n = newNode();
+  default void r11_2_callsAfterCloseThrow(Harness h) {
+    LockNode n = h.newNode();
     String name = n.name();
-    closeByKit(n);
-    String key = key("r11.2");
+    h.closeByKit(n);
+    String key = h.key("r11.2");
     String token = token();
     Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
     calls.put("tryAcquire", () -> n.tryAcquire(key, token, LONG_TTL));
     calls.put("release", () -> n.release(key, token));
     calls.put("extend", () -> n.extend(key, token, LONG_TTL));
     for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
-      Throwable thrown = thrownByCall(call.getValue());
+      Throwable thrown = h.thrownByCall(call.getValue());
       assertThat(thrown)
           .as("R11.2: %s after close", call.getKey())
           .isInstanceOf(IllegalStateException.class)
@@ -68,23 +69,23 @@ abstract class R11Lifecycle extends R10ThreadSafety {
    */
   @Test
   @DisplayName("R11.3 closing one node leaves other nodes working and its keys held")
-  void r11_3_closeIsLocal() {
-    LockNode closing = newNode();
-    LockNode staying = newNode();
-    String key = key("r11.3");
+  default void r11_3_closeIsLocal(Harness h) {
+    LockNode closing = h.newNode();
+    LockNode staying = h.newNode();
+    String key = h.key("r11.3");
     String owner = token();
-    assertThat(acquire(closing, key, owner, LONG_TTL)).isTrue();
-    closeByKit(closing);
-    assertThat(acquire(staying, key, token(), LONG_TTL))
+    assertThat(h.acquire(closing, key, owner, LONG_TTL)).isTrue();
+    h.closeByKit(closing);
+    assertThat(h.acquire(staying, key, token(), LONG_TTL))
         .as("R11.3: another node's tryAcquire of a key held by a node that was closed")
         .isFalse();
-    String fresh = key("r11.3-fresh");
+    String fresh = h.key("r11.3-fresh");
     String mine = token();
-    assertThat(acquire(staying, fresh, mine, LONG_TTL))
+    assertThat(h.acquire(staying, fresh, mine, LONG_TTL))
         .as("R11.3: another node's tryAcquire of a fresh key after one node was closed")
         .isTrue();
-    assertThat(release(staying, fresh, mine)).isTrue();
-    assertThat(release(staying, key, owner))
+    assertThat(h.release(staying, fresh, mine)).isTrue();
+    assertThat(h.release(staying, key, owner))
         .as("R11.3: release, through another node, of a key acquired by the closed node")
         .isTrue();
   }
@@ -97,17 +98,17 @@ abstract class R11Lifecycle extends R10ThreadSafety {
    */
   @Test
   @DisplayName("R11.4 name() and toString() are non-blank and show no password")
-  void r11_4_nameHidesSecrets() {
-    LockNode n = node();
+  default void r11_4_nameHidesSecrets(Harness h) {
+    LockNode n = h.node();
     assertThat(n.name()).as("R11.4: name()").isNotBlank();
-    assertNoSecret(n.name(), "R11.4: name()");
-    assertNoSecret(String.valueOf(n), "R11.4: toString()");
-    kit()
+    h.assertNoSecret(n.name(), "R11.4: name()");
+    h.assertNoSecret(String.valueOf(n), "R11.4: toString()");
+    h.kit()
         .createUnreachableNode()
         .ifPresent(
             down -> {
-              createdNodes.add(down);
-              assertNoSecret(down.name(), "R11.4: name() of the unreachable node");
+              h.createdNodes.add(down);
+              h.assertNoSecret(down.name(), "R11.4: name() of the unreachable node");
             });
   }
 
@@ -118,12 +119,12 @@ abstract class R11Lifecycle extends R10ThreadSafety {
    */
   @Test
   @DisplayName("R11.5 capabilities() is declared and constant")
-  void r11_5_capabilitiesAreConstant() {
-    LockNode n = newNode();
+  default void r11_5_capabilitiesAreConstant(Harness h) {
+    LockNode n = h.newNode();
     NodeCapabilities first = n.capabilities();
     assertThat(first).as("R11.5: capabilities()").isNotNull();
     assertThat(n.capabilities()).as("R11.5: capabilities() called again").isEqualTo(first);
-    closeByKit(n);
+    h.closeByKit(n);
     assertThat(n.capabilities()).as("R11.5: capabilities() after close").isEqualTo(first);
   }
 }

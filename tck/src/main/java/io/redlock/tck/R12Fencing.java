@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.AcquireResult;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * quorum-wide fencing tokens on these: the maximum of the granting nodes' counters, written back to
  * them with {@code raiseFence}.
  */
-abstract class R12Fencing extends R11Lifecycle {
+interface R12Fencing {
 
   /**
    * R12.1: {@code tryAcquireFenced} of an absent key acquires it for the caller's token, stored
@@ -37,18 +38,18 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.1 a fenced acquire sets the key like tryAcquire and returns a positive fence")
-  void r12_1_fencedAcquire() {
-    requireFencing("R12.1");
-    String key = key("r12.1");
+  default void r12_1_fencedAcquire(Harness h) {
+    h.requireFencing("R12.1");
+    String key = h.key("r12.1");
     String owner = token();
-    long fence = acquireFenced(node(), key, owner, LONG_TTL, "R12.1");
+    long fence = h.acquireFenced(h.node(), key, owner, LONG_TTL, "R12.1");
     assertThat(fence).as("R12.1: fence of a fenced acquire of an absent key").isPositive();
-    assertHeldBy(key, owner, "R12.1");
-    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.1"))
+    h.assertHeldBy(key, owner, "R12.1");
+    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.1"))
         .as("R12.1: a fenced acquire of a held key must answer not acquired (fence 0)")
         .isZero();
-    assertHeldBy(key, owner, "R12.1 (after another token's fenced acquire)");
-    assertThat(release(node(), key, owner))
+    h.assertHeldBy(key, owner, "R12.1 (after another token's fenced acquire)");
+    assertThat(h.release(h.node(), key, owner))
         .as("R12.1: the holder's release of a key taken with tryAcquireFenced")
         .isTrue();
   }
@@ -64,19 +65,19 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.2 the counter survives release: each new acquisition gets a higher fence")
-  void r12_2_survivesRelease() {
-    requireFencing("R12.2");
-    String key = key("r12.2");
+  default void r12_2_survivesRelease(Harness h) {
+    h.requireFencing("R12.2");
+    String key = h.key("r12.2");
     String owner = token();
-    long raised = acquireAndRaise(key, owner, LONG_TTL, "R12.2");
-    assertThat(release(node(), key, owner)).isTrue();
+    long raised = acquireAndRaise(h, key, owner, LONG_TTL, "R12.2");
+    assertThat(h.release(h.node(), key, owner)).isTrue();
     String second = token();
-    long f2 = acquireFenced(node(), key, second, LONG_TTL, "R12.2");
+    long f2 = h.acquireFenced(h.node(), key, second, LONG_TTL, "R12.2");
     assertThat(f2)
         .as("R12.2: fence after the counter was raised to %d and the key released", raised)
         .isGreaterThan(raised);
-    assertThat(release(node(), key, second)).isTrue();
-    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.2"))
+    assertThat(h.release(h.node(), key, second)).isTrue();
+    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.2"))
         .as("R12.2: fence after another release (the one before got %d)", f2)
         .isGreaterThan(f2);
   }
@@ -91,14 +92,14 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.3 the counter survives expiry: the next holder gets a higher fence")
-  void r12_3_survivesExpiry() {
-    requireFencing("R12.3");
-    String key = key("r12.3");
-    Duration ttl = ttl(SHORT_TTL);
-    long raised = acquireAndRaise(key, token(), ttl, "R12.3");
+  default void r12_3_survivesExpiry(Harness h) {
+    h.requireFencing("R12.3");
+    String key = h.key("r12.3");
+    Duration ttl = h.ttl(SHORT_TTL);
+    long raised = acquireAndRaise(h, key, token(), ttl, "R12.3");
     long answered = System.nanoTime();
-    sleepPastExpiry(answered, ttl);
-    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.3"))
+    h.sleepPastExpiry(answered, ttl);
+    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.3"))
         .as("R12.3: fence after the counter was raised to %d and the key expired", raised)
         .isGreaterThan(raised);
   }
@@ -114,24 +115,24 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.4 plain and fenced operations mix; plain ones leave the counter alone")
-  void r12_4_plainAndFencedMix() {
-    requireFencing("R12.4");
-    String key = key("r12.4");
+  default void r12_4_plainAndFencedMix(Harness h) {
+    h.requireFencing("R12.4");
+    String key = h.key("r12.4");
     String first = token();
-    long raised = acquireAndRaise(key, first, LONG_TTL, "R12.4");
-    assertThat(extend(node(), key, first, LONG_TTL))
+    long raised = acquireAndRaise(h, key, first, LONG_TTL, "R12.4");
+    assertThat(h.extend(h.node(), key, first, LONG_TTL))
         .as("R12.4: extend of a key taken with tryAcquireFenced, by its holder")
         .isTrue();
-    assertThat(release(node(), key, first))
+    assertThat(h.release(h.node(), key, first))
         .as("R12.4: release of a key taken with tryAcquireFenced, by its holder")
         .isTrue();
     String plain = token();
-    assertThat(acquire(node(), key, plain, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, plain, LONG_TTL))
         .as("R12.4: a plain tryAcquire of a key whose counter exists")
         .isTrue();
-    assertHeldBy(key, plain, "R12.4");
-    assertThat(release(node(), key, plain)).isTrue();
-    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.4"))
+    h.assertHeldBy(key, plain, "R12.4");
+    assertThat(h.release(h.node(), key, plain)).isTrue();
+    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.4"))
         .as("R12.4: fence after a plain acquire and release (the counter was raised to %d)", raised)
         .isGreaterThan(raised);
   }
@@ -140,9 +141,9 @@ abstract class R12Fencing extends R11Lifecycle {
    * A fenced acquisition of {@code key} for {@code owner}, whose counter is then raised {@value
    * #FENCE_JUMP} above the fence: far above any clock-based floor. Returns the raised value.
    */
-  private long acquireAndRaise(String key, String owner, Duration ttl, String rule) {
-    long raised = acquireFenced(node(), key, owner, ttl, rule) + FENCE_JUMP;
-    assertThat(raiseFence(node(), key, owner, raised))
+  private long acquireAndRaise(Harness h, String key, String owner, Duration ttl, String rule) {
+    long raised = h.acquireFenced(h.node(), key, owner, ttl, rule) + FENCE_JUMP;
+    assertThat(h.raiseFence(h.node(), key, owner, raised))
         .as("%s: raiseFence by the holder", rule)
         .isTrue();
     return raised;
@@ -157,27 +158,27 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.5 raiseFence by the holder raises the counter and never lowers it")
-  void r12_5_raiseByHolder() {
-    requireFencing("R12.5");
-    String key = key("r12.5");
+  default void r12_5_raiseByHolder(Harness h) {
+    h.requireFencing("R12.5");
+    String key = h.key("r12.5");
     String first = token();
-    long f1 = acquireFenced(node(), key, first, LONG_TTL, "R12.5");
+    long f1 = h.acquireFenced(h.node(), key, first, LONG_TTL, "R12.5");
     long raised = f1 + FENCE_JUMP;
-    assertThat(raiseFence(node(), key, first, raised))
+    assertThat(h.raiseFence(h.node(), key, first, raised))
         .as("R12.5: raiseFence by the holder")
         .isTrue();
-    assertHeldBy(key, first, "R12.5 (after raiseFence)");
-    assertThat(release(node(), key, first)).isTrue();
+    h.assertHeldBy(key, first, "R12.5 (after raiseFence)");
+    assertThat(h.release(h.node(), key, first)).isTrue();
     String second = token();
-    long f2 = acquireFenced(node(), key, second, LONG_TTL, "R12.5");
+    long f2 = h.acquireFenced(h.node(), key, second, LONG_TTL, "R12.5");
     assertThat(f2)
         .as("R12.5: fence after the holder raised the counter to %d", raised)
         .isGreaterThan(raised);
-    assertThat(raiseFence(node(), key, second, 1))
+    assertThat(h.raiseFence(h.node(), key, second, 1))
         .as("R12.5: raiseFence by the holder to a value below the counter still answers true")
         .isTrue();
-    assertThat(release(node(), key, second)).isTrue();
-    assertThat(acquireFenced(node(), key, token(), LONG_TTL, "R12.5"))
+    assertThat(h.release(h.node(), key, second)).isTrue();
+    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.5"))
         .as("R12.5: fence after a raise to 1 (it must not lower the counter below %d)", f2)
         .isGreaterThan(f2);
   }
@@ -192,28 +193,28 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.6 raiseFence with a wrong token, or on a released or expired key, is refused")
-  void r12_6_raiseRefused() {
-    requireFencing("R12.6");
-    String key = key("r12.6");
+  default void r12_6_raiseRefused(Harness h) {
+    h.requireFencing("R12.6");
+    String key = h.key("r12.6");
     String owner = token();
-    long f1 = acquireFenced(node(), key, owner, LONG_TTL, "R12.6");
+    long f1 = h.acquireFenced(h.node(), key, owner, LONG_TTL, "R12.6");
     long raised = f1 + FENCE_JUMP;
-    assertThat(raiseFence(node(), key, token(), raised))
+    assertThat(h.raiseFence(h.node(), key, token(), raised))
         .as("R12.6: raiseFence with another token than the holder's")
         .isFalse();
-    assertThat(release(node(), key, owner)).isTrue();
-    assertThat(raiseFence(node(), key, owner, raised))
+    assertThat(h.release(h.node(), key, owner)).isTrue();
+    assertThat(h.raiseFence(h.node(), key, owner, raised))
         .as("R12.6: raiseFence by the former holder after it released the key")
         .isFalse();
-    Duration ttl = ttl(SHORT_TTL);
+    Duration ttl = h.ttl(SHORT_TTL);
     String shortLived = token();
-    long f2 = acquireFenced(node(), key, shortLived, ttl, "R12.6");
+    long f2 = h.acquireFenced(h.node(), key, shortLived, ttl, "R12.6");
     long answered = System.nanoTime();
-    sleepPastExpiry(answered, ttl);
-    assertThat(raiseFence(node(), key, shortLived, raised))
+    h.sleepPastExpiry(answered, ttl);
+    assertThat(h.raiseFence(h.node(), key, shortLived, raised))
         .as("R12.6: raiseFence by a holder whose key has expired")
         .isFalse();
-    long f3 = acquireFenced(node(), key, token(), LONG_TTL, "R12.6");
+    long f3 = h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.6");
     assertThat(f3)
         .as("R12.6: fence after three refused raises to %d", raised)
         .isGreaterThan(f2)
@@ -229,19 +230,19 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.7 raiseFence changes neither the key's holder nor its expiry")
-  void r12_7_raiseLeavesLockAlone() {
-    requireFencing("R12.7");
-    String key = key("r12.7");
+  default void r12_7_raiseLeavesLockAlone(Harness h) {
+    h.requireFencing("R12.7");
+    String key = h.key("r12.7");
     String owner = token();
-    Duration ttl = ttl(SHORT_TTL);
-    long fence = acquireFenced(node(), key, owner, ttl, "R12.7");
+    Duration ttl = h.ttl(SHORT_TTL);
+    long fence = h.acquireFenced(h.node(), key, owner, ttl, "R12.7");
     long answered = System.nanoTime();
-    assertThat(raiseFence(node(), key, owner, fence + 1)).as("R12.7: raiseFence").isTrue();
-    inspector()
+    assertThat(h.raiseFence(h.node(), key, owner, fence + 1)).as("R12.7: raiseFence").isTrue();
+    h.inspector()
         .ifPresent(
             backdoor -> {
               java.util.Optional<KeyInspector.KeyState> state = backdoor.inspect(key);
-              if (System.nanoTime() - heldUntil(answered, ttl) < 0) { // else too late to judge
+              if (System.nanoTime() - h.heldUntil(answered, ttl) < 0) { // else too late to judge
                 assertThat(state)
                     .as("R12.7: the key read through the backdoor after raiseFence (it is held)")
                     .isPresent();
@@ -250,8 +251,8 @@ abstract class R12Fencing extends R11Lifecycle {
                     .isEqualTo(owner);
               }
             });
-    sleepPastExpiry(answered, ttl);
-    assertAbsent(key, "R12.7: after its TTL (raiseFence must not move the expiry)");
+    h.sleepPastExpiry(answered, ttl);
+    h.assertAbsent(key, "R12.7: after its TTL (raiseFence must not move the expiry)");
   }
 
   /**
@@ -265,12 +266,12 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.8 holders taking turns under contention get strictly increasing fences")
-  void r12_8_increasingUnderContention() throws InterruptedException {
-    requireFencing("R12.8");
-    String key = key("r12.8");
+  default void r12_8_increasingUnderContention(Harness h) throws InterruptedException {
+    h.requireFencing("R12.8");
+    String key = h.key("r12.8");
     List<LockNode> clients = new ArrayList<>();
     for (int i = 0; i < CLIENTS; i++) {
-      clients.add(newNode());
+      clients.add(h.newNode());
     }
     AtomicInteger turn = new AtomicInteger();
     Map<Integer, Long> fenceOfTurn = new java.util.concurrent.ConcurrentHashMap<>();
@@ -282,12 +283,12 @@ abstract class R12Fencing extends R11Lifecycle {
                 for (int attempt = 0; attempt < ROUNDS; attempt++) {
                   String mine = token();
                   AcquireResult result =
-                      await(n.tryAcquireFenced(key, mine, LONG_TTL), "tryAcquireFenced");
+                      h.await(n.tryAcquireFenced(key, mine, LONG_TTL), "tryAcquireFenced");
                   if (result.acquired()) {
                     // Holding the key orders the turns: no other thread is between here and
                     // the release below.
                     fenceOfTurn.put(turn.incrementAndGet(), result.fence());
-                    await(n.release(key, mine), "release");
+                    h.await(n.release(key, mine), "release");
                   }
                 }
                 return null;
@@ -320,16 +321,16 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.9 overlapping acquisitions of an expiring key get distinct, ordered fences")
-  void r12_9_distinctUnderExpiry() throws InterruptedException {
-    requireFencing("R12.9");
-    String key = key("r12.9");
+  default void r12_9_distinctUnderExpiry(Harness h) throws InterruptedException {
+    h.requireFencing("R12.9");
+    String key = h.key("r12.9");
     String first = token();
-    long raised = acquireAndRaise(key, first, LONG_TTL, "R12.9");
-    assertThat(release(node(), key, first)).isTrue();
-    Duration tiny = ttl(Duration.ofMillis(2));
+    long raised = acquireAndRaise(h, key, first, LONG_TTL, "R12.9");
+    assertThat(h.release(h.node(), key, first)).isTrue();
+    Duration tiny = h.ttl(Duration.ofMillis(2));
     List<LockNode> clients = new ArrayList<>();
     for (int i = 0; i < CLIENTS; i++) {
-      clients.add(newNode());
+      clients.add(h.newNode());
     }
     Queue<long[]> acquired = new ConcurrentLinkedQueue<>(); // {start, end, fence}
     long until = System.nanoTime() + Duration.ofSeconds(1).toNanos();
@@ -344,7 +345,7 @@ abstract class R12Fencing extends R11Lifecycle {
                     attempt++) {
                   long start = System.nanoTime();
                   AcquireResult result =
-                      await(n.tryAcquireFenced(key, token(), tiny), "tryAcquireFenced");
+                      h.await(n.tryAcquireFenced(key, token(), tiny), "tryAcquireFenced");
                   if (result.acquired()) {
                     acquired.add(new long[] {start, System.nanoTime(), result.fence()});
                   } else {
@@ -388,33 +389,33 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.10 fenced calls reject bad arguments, and throw after close")
-  void r12_10_validation() {
-    requireFencing("R12.10");
-    LockNode n = node();
-    String key = key("r12.10");
-    assertRejected(
+  default void r12_10_validation(Harness h) {
+    h.requireFencing("R12.10");
+    LockNode n = h.node();
+    String key = h.key("r12.10");
+    h.assertRejected(
         "tryAcquireFenced with an empty key", () -> n.tryAcquireFenced("", token(), LONG_TTL));
-    assertRejected(
+    h.assertRejected(
         "tryAcquireFenced with a null key", () -> n.tryAcquireFenced(null, token(), LONG_TTL));
-    assertRejected(
+    h.assertRejected(
         "tryAcquireFenced with an empty token", () -> n.tryAcquireFenced(key, "", LONG_TTL));
-    assertRejected(
+    h.assertRejected(
         "tryAcquireFenced with a zero TTL", () -> n.tryAcquireFenced(key, token(), Duration.ZERO));
-    assertRejected(
+    h.assertRejected(
         "tryAcquireFenced with a negative TTL",
         () -> n.tryAcquireFenced(key, token(), Duration.ofMillis(-5)));
-    assertRejected("raiseFence with an empty key", () -> n.raiseFence("", token(), 5));
-    assertRejected("raiseFence with a null token", () -> n.raiseFence(key, null, 5));
-    assertRejected("raiseFence with 0", () -> n.raiseFence(key, token(), 0));
-    assertRejected("raiseFence with a negative value", () -> n.raiseFence(key, token(), -7));
-    LockNode closing = newNode();
+    h.assertRejected("raiseFence with an empty key", () -> n.raiseFence("", token(), 5));
+    h.assertRejected("raiseFence with a null token", () -> n.raiseFence(key, null, 5));
+    h.assertRejected("raiseFence with 0", () -> n.raiseFence(key, token(), 0));
+    h.assertRejected("raiseFence with a negative value", () -> n.raiseFence(key, token(), -7));
+    LockNode closing = h.newNode();
     String name = closing.name();
-    closeByKit(closing);
+    h.closeByKit(closing);
     Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
     calls.put("tryAcquireFenced", () -> closing.tryAcquireFenced(key, token(), LONG_TTL));
     calls.put("raiseFence", () -> closing.raiseFence(key, token(), 5));
     for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
-      assertThat(thrownByCall(call.getValue()))
+      assertThat(h.thrownByCall(call.getValue()))
           .as("R12.10: %s after close", call.getKey())
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining(name);
@@ -433,16 +434,16 @@ abstract class R12Fencing extends R11Lifecycle {
    */
   @Test
   @DisplayName("R12.11 the counter never goes backwards across a restart of the store")
-  void r12_11_monotonicAcrossRestart() {
-    requireFencing("R12.11");
-    String key = key("r12.11");
+  default void r12_11_monotonicAcrossRestart(Harness h) {
+    h.requireFencing("R12.11");
+    String key = h.key("r12.11");
     String before = token();
-    long f1 = acquireFenced(node(), key, before, LONG_TTL, "R12.11");
-    requireRestart("R12.11");
-    LockNode after = newNode();
+    long f1 = h.acquireFenced(h.node(), key, before, LONG_TTL, "R12.11");
+    h.requireRestart("R12.11");
+    LockNode after = h.newNode();
     // A durable store still holds the key: free it (a store that lost it answers false).
-    await(after.release(key, before), "release after the restart");
-    long f2 = acquireFenced(after, key, token(), LONG_TTL, "R12.11");
+    h.await(after.release(key, before), "release after the restart");
+    long f2 = h.acquireFenced(after, key, token(), LONG_TTL, "R12.11");
     assertThat(f2)
         .as("R12.11: first fence after the restart (the last one before was %d)", f1)
         .isGreaterThan(f1);

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.RedlockException;
@@ -12,7 +13,7 @@ import org.junit.jupiter.api.Test;
 /**
  * R13 Status: incarnation, uptime and durability (if declared). Restart quarantine relies on them.
  */
-abstract class R13Status extends R12Fencing {
+interface R13Status {
 
   /**
    * R13.1: {@code status()} answers a non-blank incarnation, the same from every node instance on
@@ -25,19 +26,19 @@ abstract class R13Status extends R12Fencing {
    */
   @Test
   @DisplayName("R13.1 status() reports one incarnation and an uptime that grows")
-  void r13_1_statusIsWellFormed() {
-    requireStatus("R13.1");
+  default void r13_1_statusIsWellFormed(Harness h) {
+    h.requireStatus("R13.1");
     long before = System.nanoTime();
-    NodeStatus first = status(node(), "R13.1");
+    NodeStatus first = h.status(h.node(), "R13.1");
     assertThat(first.incarnation()).as("R13.1: incarnation").isNotBlank();
     first
         .details()
         .forEach(
             (k, v) -> {
-              assertNoSecret(k, "R13.1: a key of status().details()");
-              assertNoSecret(v, "R13.1: detail '" + k + "'");
+              h.assertNoSecret(k, "R13.1: a key of status().details()");
+              h.assertNoSecret(v, "R13.1: detail '" + k + "'");
             });
-    NodeStatus other = status(newNode(), "R13.1");
+    NodeStatus other = h.status(h.newNode(), "R13.1");
     assertThat(other.incarnation())
         .as("R13.1: incarnation reported by a second node instance on the same store")
         .isEqualTo(first.incarnation());
@@ -46,7 +47,7 @@ abstract class R13Status extends R12Fencing {
     Duration wait =
         Duration.ofMillis(first.uptime().compareTo(Duration.ofSeconds(2)) < 0 ? 2500 : 1200);
     sleepUntil(System.nanoTime() + wait.toNanos());
-    NodeStatus later = status(node(), "R13.1");
+    NodeStatus later = h.status(h.node(), "R13.1");
     long elapsed = System.nanoTime() - before;
     assertThat(later.incarnation())
         .as("R13.1: incarnation %d ms later", wait.toMillis())
@@ -66,12 +67,12 @@ abstract class R13Status extends R12Fencing {
    */
   @Test
   @DisplayName("R13.2 status() after close throws IllegalStateException naming the node")
-  void r13_2_statusAfterClose() {
-    requireStatus("R13.2");
-    LockNode n = newNode();
+  default void r13_2_statusAfterClose(Harness h) {
+    h.requireStatus("R13.2");
+    LockNode n = h.newNode();
     String name = n.name();
-    closeByKit(n);
-    assertThat(thrownByCall(n::status))
+    h.closeByKit(n);
+    assertThat(h.thrownByCall(n::status))
         .as("R13.2: status() after close")
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining(name);
@@ -92,17 +93,17 @@ abstract class R13Status extends R12Fencing {
    */
   @Test
   @DisplayName("R13.3 after a restart, a node open before reports the new incarnation")
-  void r13_3_restartIsReported() {
-    requireStatus("R13.3");
-    LockNode n = node();
-    NodeStatus before = status(n, "R13.3");
-    String key = key("r13.3");
+  default void r13_3_restartIsReported(Harness h) {
+    h.requireStatus("R13.3");
+    LockNode n = h.node();
+    NodeStatus before = h.status(n, "R13.3");
+    String key = h.key("r13.3");
     String owner = token();
-    assertThat(acquire(n, key, owner, LONG_TTL)).isTrue();
+    assertThat(h.acquire(n, key, owner, LONG_TTL)).isTrue();
     long restartedAt = System.nanoTime();
-    requireRestart("R13.3");
-    answerOnce(n, "R13.3");
-    NodeStatus after = status(n, "R13.3");
+    h.requireRestart("R13.3");
+    answerOnce(h, n, "R13.3");
+    NodeStatus after = h.status(n, "R13.3");
     assertThat(after.incarnation())
         .as(
             "R13.3: incarnation after the restart, from a node open before it, once it had an"
@@ -115,22 +116,22 @@ abstract class R13Status extends R12Fencing {
                 + " never up: restart quarantine counts on it being no longer than the truth)",
             (System.nanoTime() - restartedAt) / 1_000_000)
         .isLessThanOrEqualTo(Duration.ofNanos(System.nanoTime() - restartedAt));
-    assertThat(status(newNode(), "R13.3").incarnation())
+    assertThat(h.status(h.newNode(), "R13.3").incarnation())
         .as("R13.3: incarnation reported by a node opened after the restart")
         .isEqualTo(after.incarnation());
     if (after.durable()) {
-      assertHeldBy(key, owner, "R13.3 a store that reports durable=true after a restart:");
+      h.assertHeldBy(key, owner, "R13.3 a store that reports durable=true after a restart:");
     }
   }
 
   /** Makes calls on {@code n} until one is answered (the first after a restart may fail). */
-  private void answerOnce(LockNode n, String rule) {
-    long deadline = System.nanoTime() + kit().replyTimeout().toNanos();
+  private void answerOnce(Harness h, LockNode n, String rule) {
+    long deadline = System.nanoTime() + h.kit().replyTimeout().toNanos();
     RuntimeException last = null;
     for (int i = 0; i < 50 && System.nanoTime() - deadline < 0; i++) {
       try {
         String probe = token();
-        if (acquire(n, key(rule + "-probe"), probe, LONG_TTL)) {
+        if (h.acquire(n, h.key(rule + "-probe"), probe, LONG_TTL)) {
           return;
         }
       } catch (RedlockException e) {

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -11,10 +12,10 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R14 Release notifications (if declared). */
-abstract class R14ReleaseNotifications extends R13Status {
+interface R14ReleaseNotifications {
 
   /** How long a notification may take to arrive: generous, the kit measures no speed. */
-  private final Duration bound = Duration.ofSeconds(5);
+  Duration bound = Duration.ofSeconds(5);
 
   /**
    * R14.1: a release made through one node instance calls a listener registered through another
@@ -29,11 +30,11 @@ abstract class R14ReleaseNotifications extends R13Status {
    */
   @Test
   @DisplayName("R14.1 a release through one instance notifies a listener of another instance")
-  void r14_1_releaseNotifiesAnotherInstance() throws InterruptedException {
-    requireReleaseNotifications("R14.1");
-    LockNode listening = newNode();
-    LockNode releasing = newNode();
-    String key = key("r14.1");
+  default void r14_1_releaseNotifiesAnotherInstance(Harness h) throws InterruptedException {
+    h.requireReleaseNotifications("R14.1");
+    LockNode listening = h.newNode();
+    LockNode releasing = h.newNode();
+    String key = h.key("r14.1");
     Semaphore heard = new Semaphore(0);
     try (ReleaseSubscription subscription = listening.onRelease(key, heard::release)) {
       assertThat(subscription).as("R14.1: onRelease returned null").isNotNull();
@@ -41,14 +42,14 @@ abstract class R14ReleaseNotifications extends R13Status {
       boolean live = false;
       long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
       for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
-        live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.1");
+        live = acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(200), "R14.1");
       }
       assertThat(live)
           .as("R14.1: a listener registered 10 s ago has heard none of the releases since")
           .isTrue();
       sleepUntil(System.nanoTime() + Duration.ofSeconds(1).toNanos()); // the releasing side learns
       for (int round = 1; round <= 3; round++) {
-        assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.1"))
+        assertThat(acquireThenReleaseHeard(h, releasing, key, heard, bound, "R14.1"))
             .as("R14.1: release %d of the key once listening was heard within %s", round, bound)
             .isTrue();
       }
@@ -64,11 +65,11 @@ abstract class R14ReleaseNotifications extends R13Status {
    */
   @Test
   @DisplayName("R14.2 closing a subscription stops its notifications, and only its own")
-  void r14_2_closeStopsNotifications() throws InterruptedException {
-    requireReleaseNotifications("R14.2");
-    LockNode listening = newNode();
-    LockNode releasing = newNode();
-    String key = key("r14.2");
+  default void r14_2_closeStopsNotifications(Harness h) throws InterruptedException {
+    h.requireReleaseNotifications("R14.2");
+    LockNode listening = h.newNode();
+    LockNode releasing = h.newNode();
+    String key = h.key("r14.2");
     Semaphore heard = new Semaphore(0);
     Runnable listener = heard::release;
     ReleaseSubscription first = listening.onRelease(key, listener);
@@ -76,14 +77,14 @@ abstract class R14ReleaseNotifications extends R13Status {
       boolean live = false;
       long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
       for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
-        live = acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(200), "R14.2");
+        live = acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(200), "R14.2");
       }
       assertThat(live).as("R14.2: the listener never heard a release").isTrue();
       sleepUntil(System.nanoTime() + Duration.ofMillis(200).toNanos());
       heard.drainPermits();
       first.close();
       first.close(); // idempotent
-      assertThat(acquireThenReleaseHeard(releasing, key, heard, bound, "R14.2"))
+      assertThat(acquireThenReleaseHeard(h, releasing, key, heard, bound, "R14.2"))
           .as("R14.2: the registration still open heard the release")
           .isTrue();
       sleepUntil(System.nanoTime() + Duration.ofMillis(300).toNanos());
@@ -91,7 +92,7 @@ abstract class R14ReleaseNotifications extends R13Status {
           .as("R14.2: calls after one of two registrations was closed (expected only one)")
           .isZero();
       second.close();
-      assertThat(acquireThenReleaseHeard(releasing, key, heard, Duration.ofMillis(500), "R14.2"))
+      assertThat(acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(500), "R14.2"))
           .as("R14.2: a listener was called after both registrations were closed")
           .isFalse();
     } finally {
@@ -108,16 +109,16 @@ abstract class R14ReleaseNotifications extends R13Status {
    */
   @Test
   @DisplayName("R14.3 onRelease checks its key and refuses after close")
-  void r14_3_onReleaseChecksArguments() {
-    requireReleaseNotifications("R14.3");
-    LockNode n = newNode();
+  default void r14_3_onReleaseChecksArguments(Harness h) {
+    h.requireReleaseNotifications("R14.3");
+    LockNode n = h.newNode();
     String name = n.name();
-    Throwable empty = catchThrowableOf(() -> n.onRelease("", () -> {}));
+    Throwable empty = catchThrowableOf(h, () -> n.onRelease("", () -> {}));
     assertThat(empty)
         .as("R14.3: onRelease with an empty key")
         .isInstanceOf(IllegalArgumentException.class);
-    closeByKit(n);
-    Throwable closed = catchThrowableOf(() -> n.onRelease(key("r14.3"), () -> {}));
+    h.closeByKit(n);
+    Throwable closed = catchThrowableOf(h, () -> n.onRelease(h.key("r14.3"), () -> {}));
     assertThat(closed)
         .as("R14.3: onRelease after close")
         .isInstanceOf(IllegalStateException.class)
@@ -126,17 +127,17 @@ abstract class R14ReleaseNotifications extends R13Status {
 
   /** Acquires and releases {@code key}; true if {@code heard} got a call within {@code wait}. */
   private boolean acquireThenReleaseHeard(
-      LockNode n, String key, Semaphore heard, Duration wait, String rule)
+      Harness h, LockNode n, String key, Semaphore heard, Duration wait, String rule)
       throws InterruptedException {
     String owner = token();
-    assertThat(acquire(n, key, owner, LONG_TTL)).as("%s: acquire the key", rule).isTrue();
+    assertThat(h.acquire(n, key, owner, LONG_TTL)).as("%s: acquire the key", rule).isTrue();
     heard.drainPermits();
-    assertThat(release(n, key, owner)).as("%s: release the key", rule).isTrue();
-    held.remove(new Held(key, owner));
+    assertThat(h.release(n, key, owner)).as("%s: release the key", rule).isTrue();
+    h.held.remove(new Held(key, owner));
     return heard.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
   }
 
-  private Throwable catchThrowableOf(Runnable call) {
+  private Throwable catchThrowableOf(Harness h, Runnable call) {
     try {
       call.run();
       return null;

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -23,16 +24,16 @@ import org.junit.jupiter.api.Test;
  * counts on each abandoned reply to tell it, once, how the call ended, so that it can release a
  * late "acquired" and know when a node has nothing in flight.
  */
-abstract class R16Replies extends R15StoreClock {
+interface R16Replies {
 
   /** How many bursts of calls the rules start to find a call not answered yet. */
-  private static final int TRIES = 20;
+  int TRIES = 20;
 
   /** Calls per burst: the last one waits behind the others. */
-  private static final int BURST = 4;
+  int BURST = 4;
 
   /** How long the kit watches an abandoned reply after it ended, for a second ending. */
-  private static final Duration AFTERWARDS = Duration.ofMillis(200);
+  Duration AFTERWARDS = Duration.ofMillis(200);
 
   /**
    * R16.1: {@code await(Duration.ZERO)} right after a call starts returns the answer if it is
@@ -45,9 +46,9 @@ abstract class R16Replies extends R15StoreClock {
    */
   @Test
   @DisplayName("R16.1 await(Duration.ZERO) answers at once or throws NodeTimeoutException")
-  void r16_1_awaitZeroPolls() {
+  default void r16_1_awaitZeroPolls(Harness h) {
     for (int i = 0; i < 5; i++) {
-      Started call = start("r16.1");
+      Started call = start(h, "r16.1");
       long begin = System.nanoTime();
       try {
         assertThat(call.reply().await(Duration.ZERO))
@@ -78,10 +79,10 @@ abstract class R16Replies extends R15StoreClock {
    */
   @Test
   @DisplayName("R16.2 an abandoned reply ends exactly once, with its answer or null")
-  void r16_2_abandonedReplyEndsOnce() throws InterruptedException {
-    Ending ending = abandonOne("R16.2", false);
+  default void r16_2_abandonedReplyEndsOnce(Harness h) throws InterruptedException {
+    Ending ending = abandonOne(h, "R16.2", false);
     assertThat(ending.ended())
-        .as("R16.2: an abandoned reply called ended within %s", kit().replyTimeout())
+        .as("R16.2: an abandoned reply called ended within %s", h.kit().replyTimeout())
         .isTrue();
     assertThat(ending.calls().get())
         .as(
@@ -93,7 +94,8 @@ abstract class R16Replies extends R15StoreClock {
       assertThat(late)
           .as("R16.2: the late answer of tryAcquire of a fresh key")
           .isEqualTo(AcquireResult.ACQUIRED);
-      assertHeldBy(ending.call().key(), ending.call().token(), "R16.2: after a late \"acquired\",");
+      h.assertHeldBy(
+          ending.call().key(), ending.call().token(), "R16.2: after a late \"acquired\",");
     }
   }
 
@@ -108,30 +110,29 @@ abstract class R16Replies extends R15StoreClock {
    */
   @Test
   @DisplayName("R16.3 a call abandoned before it was sent is dropped, not sent late")
-  void r16_3_droppedCallHasNoEffect() throws InterruptedException {
-    Ending ending = abandonOne("R16.3", true);
+  default void r16_3_droppedCallHasNoEffect(Harness h) throws InterruptedException {
+    Ending ending = abandonOne(h, "R16.3", true);
     assertThat(ending.ended())
-        .as("R16.3: an abandoned reply called ended within %s (R16.2)", kit().replyTimeout())
+        .as("R16.3: an abandoned reply called ended within %s (R16.2)", h.kit().replyTimeout())
         .isTrue();
     sleepUntil(System.nanoTime() + AFTERWARDS.toNanos());
-    assertAbsent(
+    h.assertAbsent(
         ending.call().key(),
         "R16.3: an abandoned tryAcquire that ended with null (dropped) was run all the same:");
   }
 
   // R16.4 (a sent call runs while nobody awaits it) was removed with Reply.send().
 
-  private record Started(String key, String token, Reply<AcquireResult> reply) {}
+  record Started(String key, String token, Reply<AcquireResult> reply) {}
 
-  private record Ending(
-      Started call, boolean ended, AtomicInteger calls, AtomicReference<Object> value) {}
+  record Ending(Started call, boolean ended, AtomicInteger calls, AtomicReference<Object> value) {}
 
   /** A tryAcquire of a fresh key; the key is released after the test, whatever happens. */
-  private Started start(String label) {
-    String key = key(label);
+  private Started start(Harness h, String label) {
+    String key = h.key(label);
     String token = token();
-    held.add(new Held(key, token));
-    return new Started(key, token, node().tryAcquire(key, token, LONG_TTL));
+    h.held.add(new Held(key, token));
+    return new Started(key, token, h.node().tryAcquire(key, token, LONG_TTL));
   }
 
   /**
@@ -139,13 +140,13 @@ abstract class R16Replies extends R15StoreClock {
    * abandons it and waits for its end; with {@code dropped}, until such a call ends with null.
    * Skips the rule if none does. (The burst makes the last call wait behind the others.)
    */
-  private Ending abandonOne(String rule, boolean dropped) throws InterruptedException {
+  private Ending abandonOne(Harness h, String rule, boolean dropped) throws InterruptedException {
     String label = rule.toLowerCase(java.util.Locale.ROOT);
     int answered = 0;
     for (int i = 0; i < TRIES; i++) {
       List<Started> burst = new ArrayList<>();
       for (int b = 0; b < BURST; b++) {
-        burst.add(start(label));
+        burst.add(start(h, label));
       }
       Started last = burst.get(BURST - 1);
       Ending ending = null;
@@ -153,10 +154,10 @@ abstract class R16Replies extends R15StoreClock {
         last.reply().await(Duration.ZERO);
         answered++;
       } catch (NodeTimeoutException notYet) {
-        ending = abandon(last);
+        ending = abandon(h, last);
       }
       for (Started other : burst.subList(0, BURST - 1)) {
-        other.reply().await(kit().replyTimeout());
+        other.reply().await(h.kit().replyTimeout());
       }
       if (ending == null || (dropped && ending.ended() && ending.value().get() != null)) {
         continue; // answered at once, or (for R16.3) sent already and ended with its answer
@@ -183,7 +184,7 @@ abstract class R16Replies extends R15StoreClock {
   }
 
   /** Abandons {@code call} and waits for its end, up to {@code replyTimeout()}. */
-  private Ending abandon(Started call) throws InterruptedException {
+  private Ending abandon(Harness h, Started call) throws InterruptedException {
     AtomicInteger calls = new AtomicInteger();
     AtomicReference<Object> value = new AtomicReference<>();
     CountDownLatch first = new CountDownLatch(1);
@@ -194,7 +195,7 @@ abstract class R16Replies extends R15StoreClock {
               calls.incrementAndGet();
               first.countDown();
             });
-    boolean ended = first.await(kit().replyTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    boolean ended = first.await(h.kit().replyTimeout().toNanos(), TimeUnit.NANOSECONDS);
     return new Ending(call, ended, calls, value);
   }
 }

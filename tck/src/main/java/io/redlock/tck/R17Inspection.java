@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.KeyHolder;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * engine never uses it; operators' tools do ({@code redlock status}, {@code redlock unlock
  * --force}), and a wrong answer there makes a person release somebody else's lock.
  */
-abstract class R17Inspection extends R16Replies {
+interface R17Inspection {
 
   /**
    * R17.1: {@code inspect} of a free key is empty; of a held key, the holder's token and a
@@ -26,25 +27,25 @@ abstract class R17Inspection extends R16Replies {
    */
   @Test
   @DisplayName("R17.1 inspect() names the holder and its remaining TTL, and nothing when free")
-  void r17_1_inspectNamesHolder() {
-    requireInspection("R17.1");
-    LockNode n = node();
-    String key = key("r17.1");
+  default void r17_1_inspectNamesHolder(Harness h) {
+    h.requireInspection("R17.1");
+    LockNode n = h.node();
+    String key = h.key("r17.1");
     String token = token();
-    assertThat(inspect(n, key)).as("R17.1: inspect() of a key nobody took").isEmpty();
+    assertThat(inspect(h, n, key)).as("R17.1: inspect() of a key nobody took").isEmpty();
 
-    Duration ttl = ttl(Duration.ofSeconds(30));
-    assertThat(acquire(n, key, token, ttl)).as("R17.1: tryAcquire of a fresh key").isTrue();
-    KeyHolder holder = inspect(n, key).orElse(null);
+    Duration ttl = h.ttl(Duration.ofSeconds(30));
+    assertThat(h.acquire(n, key, token, ttl)).as("R17.1: tryAcquire of a fresh key").isTrue();
+    KeyHolder holder = inspect(h, n, key).orElse(null);
     assertThat(holder).as("R17.1: inspect() of a held key").isNotNull();
     assertThat(holder.token()).as("R17.1: the holder's token").isEqualTo(token);
     assertThat(holder.remainingTtl())
         .as("R17.1: the remaining TTL of a key just taken for %s", ttl)
         .isPositive()
-        .isLessThanOrEqualTo(ttl.plus(precision()));
+        .isLessThanOrEqualTo(ttl.plus(h.precision()));
 
-    assertThat(release(n, key, token)).as("R17.1: release by the holder").isTrue();
-    assertThat(inspect(n, key)).as("R17.1: inspect() after the release").isEmpty();
+    assertThat(h.release(n, key, token)).as("R17.1: release by the holder").isTrue();
+    assertThat(inspect(h, n, key)).as("R17.1: inspect() after the release").isEmpty();
   }
 
   /**
@@ -54,14 +55,14 @@ abstract class R17Inspection extends R16Replies {
    */
   @Test
   @DisplayName("R17.2 inspect() of an expired key is empty")
-  void r17_2_expiredKeyIsFree() {
-    requireInspection("R17.2");
-    LockNode n = node();
-    String key = key("r17.2");
-    Duration ttl = ttl(Duration.ofMillis(300));
-    assertThat(acquire(n, key, token(), ttl)).as("R17.2: tryAcquire of a fresh key").isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
-    assertThat(inspect(n, key)).as("R17.2: inspect() of a key whose TTL ran out").isEmpty();
+  default void r17_2_expiredKeyIsFree(Harness h) {
+    h.requireInspection("R17.2");
+    LockNode n = h.node();
+    String key = h.key("r17.2");
+    Duration ttl = h.ttl(Duration.ofMillis(300));
+    assertThat(h.acquire(n, key, token(), ttl)).as("R17.2: tryAcquire of a fresh key").isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    assertThat(inspect(h, n, key)).as("R17.2: inspect() of a key whose TTL ran out").isEmpty();
   }
 
   /**
@@ -72,21 +73,21 @@ abstract class R17Inspection extends R16Replies {
    */
   @Test
   @DisplayName("R17.3 inspect() checks its key and refuses after close")
-  void r17_3_inspectChecksArguments() {
-    requireInspection("R17.3");
-    assertThat(thrownByCall(() -> node().inspect("")))
+  default void r17_3_inspectChecksArguments(Harness h) {
+    h.requireInspection("R17.3");
+    assertThat(h.thrownByCall(() -> h.node().inspect("")))
         .as("R17.3: inspect(\"\")")
         .isInstanceOf(IllegalArgumentException.class);
-    LockNode n = newNode();
+    LockNode n = h.newNode();
     String name = n.name();
-    closeByKit(n);
-    assertThat(thrownByCall(() -> n.inspect(key("r17.3"))))
+    h.closeByKit(n);
+    assertThat(h.thrownByCall(() -> n.inspect(h.key("r17.3"))))
         .as("R17.3: inspect() after close")
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining(name);
   }
 
-  private Optional<KeyHolder> inspect(LockNode n, String key) {
-    return await(n.inspect(key), "inspect");
+  private Optional<KeyHolder> inspect(Harness h, LockNode n, String key) {
+    return h.await(n.inspect(key), "inspect");
   }
 }

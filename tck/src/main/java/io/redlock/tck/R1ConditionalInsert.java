@@ -1,12 +1,13 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R1 Conditional insert: tryAcquire sets a key only if it is absent. */
-abstract class R1ConditionalInsert extends R0Setup {
+interface R1ConditionalInsert {
 
   /**
    * R1.1: an absent key is acquired, and then holds the caller's token.
@@ -17,14 +18,14 @@ abstract class R1ConditionalInsert extends R0Setup {
    */
   @Test
   @DisplayName("R1.1 an absent key is acquired and then held by the caller's token")
-  void r1_1_absentKeyIsAcquired() {
-    String key = key("r1.1");
+  default void r1_1_absentKeyIsAcquired(Harness h) {
+    String key = h.key("r1.1");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL))
         .as("R1.1: tryAcquire of an absent key must answer acquired=true")
         .isTrue();
-    assertHeldBy(key, owner, "R1.1");
-    assertThat(release(node(), key, owner))
+    h.assertHeldBy(key, owner, "R1.1");
+    assertThat(h.release(h.node(), key, owner))
         .as("R1.1: the owner's release of the key it just acquired")
         .isTrue();
   }
@@ -37,15 +38,15 @@ abstract class R1ConditionalInsert extends R0Setup {
    */
   @Test
   @DisplayName("R1.2 a held key is not acquired by another token, and its holder keeps it")
-  void r1_2_heldKeyIsNotAcquiredByAnotherToken() {
-    String key = key("r1.2");
+  default void r1_2_heldKeyIsNotAcquiredByAnotherToken(Harness h) {
+    String key = h.key("r1.2");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(acquire(node(), key, token(), LONG_TTL))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.acquire(h.node(), key, token(), LONG_TTL))
         .as("R1.2: tryAcquire of a key held by another token must answer acquired=false")
         .isFalse();
-    assertHeldBy(key, owner, "R1.2");
-    assertThat(release(node(), key, owner))
+    h.assertHeldBy(key, owner, "R1.2");
+    assertThat(h.release(h.node(), key, owner))
         .as("R1.2: the holder's release after another token's attempt")
         .isTrue();
   }
@@ -58,14 +59,14 @@ abstract class R1ConditionalInsert extends R0Setup {
    */
   @Test
   @DisplayName("R1.3 a held key is not acquired again by its own token (not re-entrant)")
-  void r1_3_notReentrant() {
-    String key = key("r1.3");
+  default void r1_3_notReentrant(Harness h) {
+    String key = h.key("r1.3");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(acquire(node(), key, owner, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL))
         .as("R1.3: a second tryAcquire by the same token must answer acquired=false")
         .isFalse();
-    assertThat(release(node(), key, owner)).isTrue();
+    assertThat(h.release(h.node(), key, owner)).isTrue();
   }
 
   /**
@@ -76,15 +77,15 @@ abstract class R1ConditionalInsert extends R0Setup {
    */
   @Test
   @DisplayName("R1.4 after release the key can be acquired again by another token")
-  void r1_4_reacquireAfterRelease() {
-    String key = key("r1.4");
+  default void r1_4_reacquireAfterRelease(Harness h) {
+    String key = h.key("r1.4");
     String first = token();
-    assertThat(acquire(node(), key, first, LONG_TTL)).isTrue();
-    assertThat(release(node(), key, first)).isTrue();
+    assertThat(h.acquire(h.node(), key, first, LONG_TTL)).isTrue();
+    assertThat(h.release(h.node(), key, first)).isTrue();
     String second = token();
-    assertThat(acquire(node(), key, second, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, second, LONG_TTL))
         .as("R1.4: tryAcquire after the holder released must answer acquired=true")
         .isTrue();
-    assertHeldBy(key, second, "R1.4");
+    h.assertHeldBy(key, second, "R1.4");
   }
 }

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -14,7 +15,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R2 Atomicity: exactly one of many concurrent callers acquires a key. */
-abstract class R2Atomicity extends R1ConditionalInsert {
+interface R2Atomicity {
 
   /**
    * R2.1: of {@value Harness#THREADS} threads racing {@code tryAcquire} on one absent key through
@@ -27,9 +28,9 @@ abstract class R2Atomicity extends R1ConditionalInsert {
    */
   @Test
   @DisplayName("R2.1 of many threads racing on one node, exactly one acquires, every round")
-  void r2_1_oneNodeManyThreads() throws InterruptedException {
-    LockNode shared = node();
-    raceRounds("R2.1", i -> shared);
+  default void r2_1_oneNodeManyThreads(Harness h) throws InterruptedException {
+    LockNode shared = h.node();
+    raceRounds(h, "R2.1", i -> shared);
   }
 
   /**
@@ -43,12 +44,12 @@ abstract class R2Atomicity extends R1ConditionalInsert {
    */
   @Test
   @DisplayName("R2.2 of several separate node instances racing on one key, exactly one acquires")
-  void r2_2_separateClients() throws InterruptedException {
+  default void r2_2_separateClients(Harness h) throws InterruptedException {
     List<LockNode> clients = new ArrayList<>();
     for (int i = 0; i < CLIENTS; i++) {
-      clients.add(newNode());
+      clients.add(h.newNode());
     }
-    raceRounds("R2.2", i -> clients.get(i % CLIENTS));
+    raceRounds(h, "R2.2", i -> clients.get(i % CLIENTS));
   }
 
   /**
@@ -63,12 +64,12 @@ abstract class R2Atomicity extends R1ConditionalInsert {
    */
   @Test
   @DisplayName("R2.3 threads incrementing a non-atomic counter under the key lose no update")
-  void r2_3_mutualExclusionFuzz() throws InterruptedException {
+  default void r2_3_mutualExclusionFuzz(Harness h) throws InterruptedException {
     List<LockNode> clients = new ArrayList<>();
     for (int i = 0; i < CLIENTS; i++) {
-      clients.add(newNode());
+      clients.add(h.newNode());
     }
-    String key = key("r2.3");
+    String key = h.key("r2.3");
     NonAtomicCounter counter = new NonAtomicCounter();
     AtomicInteger inside = new AtomicInteger();
     AtomicInteger mostInside = new AtomicInteger();
@@ -89,13 +90,13 @@ abstract class R2Atomicity extends R1ConditionalInsert {
                     return null;
                   }
                   String mine = token();
-                  if (acquire(client, key, mine, LONG_TTL)) {
+                  if (h.acquire(client, key, mine, LONG_TTL)) {
                     mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
                     int seen = counter.value;
                     Thread.sleep(1); // widens the window in which a second holder loses updates
                     counter.value = seen + 1;
                     inside.decrementAndGet();
-                    if (!release(client, key, mine)) {
+                    if (!h.release(client, key, mine)) {
                       problems.merge("a holder's release answered false", 1, Integer::sum);
                     }
                     done++;
@@ -119,18 +120,19 @@ abstract class R2Atomicity extends R1ConditionalInsert {
     soft.assertAll();
   }
 
-  private void raceRounds(String rule, java.util.function.IntFunction<LockNode> nodeOfThread)
+  private void raceRounds(
+      Harness h, String rule, java.util.function.IntFunction<LockNode> nodeOfThread)
       throws InterruptedException {
     try (Race race = new Race(THREADS, rule)) {
       for (int round = 0; round < ROUNDS; round++) {
-        String key = key(rule.toLowerCase(java.util.Locale.ROOT) + "-round" + round);
+        String key = h.key(rule.toLowerCase(java.util.Locale.ROOT) + "-round" + round);
         List<String> tokens = new ArrayList<>();
         for (int i = 0; i < THREADS; i++) {
           tokens.add(token());
         }
         List<Boolean> won =
             race.run(
-                i -> () -> acquire(nodeOfThread.apply(i), key, tokens.get(i), LONG_TTL),
+                i -> () -> h.acquire(nodeOfThread.apply(i), key, tokens.get(i), LONG_TTL),
                 RACE_TIMEOUT);
         List<String> winners = new ArrayList<>();
         for (int i = 0; i < THREADS; i++) {
@@ -144,8 +146,8 @@ abstract class R2Atomicity extends R1ConditionalInsert {
                     + " were told acquired=true (exactly one expected)",
                 rule, round, THREADS)
             .hasSize(1);
-        assertHeldBy(key, winners.get(0), rule + " round " + round);
-        assertThat(release(node(), key, winners.get(0)))
+        h.assertHeldBy(key, winners.get(0), rule + " round " + round);
+        assertThat(h.release(h.node(), key, winners.get(0)))
             .as("%s: round %d: the winner's release", rule, round)
             .isTrue();
       }
@@ -153,7 +155,7 @@ abstract class R2Atomicity extends R1ConditionalInsert {
   }
 
   /** A counter whose increment is deliberately not atomic; volatile only for visibility. */
-  private static final class NonAtomicCounter {
+  static final class NonAtomicCounter {
     volatile int value;
   }
 }

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R3 Expiry: a key lives for its TTL on the store's clock, then counts as absent. */
-abstract class R3Expiry extends R2Atomicity {
+interface R3Expiry {
 
   /**
    * R3.1: a key is held from its acquire until its TTL minus one precision step: checked right
@@ -26,15 +27,15 @@ abstract class R3Expiry extends R2Atomicity {
    */
   @Test
   @DisplayName("R3.1 a key is held until its TTL minus one precision step, never less")
-  void r3_1_heldUntilTtl() {
-    Duration ttl = ttl(Duration.ofSeconds(1).plus(precision().multipliedBy(2)));
+  default void r3_1_heldUntilTtl(Harness h) {
+    Duration ttl = h.ttl(Duration.ofSeconds(1).plus(h.precision().multipliedBy(2)));
     for (int attempt = 0; attempt < 5; attempt++) {
-      String key = key("r3.1-" + attempt);
+      String key = h.key("r3.1-" + attempt);
       long start = System.nanoTime();
-      assertThat(acquire(node(), key, token(), ttl)).isTrue();
-      long end = heldUntil(start, ttl);
+      assertThat(h.acquire(h.node(), key, token(), ttl)).isTrue();
+      long end = h.heldUntil(start, ttl);
       long probeStart = System.nanoTime();
-      Optional<Boolean> first = heldBefore(key, end);
+      Optional<Boolean> first = h.heldBefore(key, end);
       long roundTrip = System.nanoTime() - probeStart;
       first.ifPresent(
           held ->
@@ -45,7 +46,7 @@ abstract class R3Expiry extends R2Atomicity {
                   .isTrue());
       // The last probe starts a few round trips before the end, so that it ends before it.
       sleepUntil(end - Math.max(Duration.ofMillis(5).toNanos(), 3 * roundTrip));
-      Optional<Boolean> last = heldBefore(key, end);
+      Optional<Boolean> last = h.heldBefore(key, end);
       if (first.isEmpty() || last.isEmpty()) {
         continue; // too slow to judge this time; try again with a fresh key
       }
@@ -53,7 +54,7 @@ abstract class R3Expiry extends R2Atomicity {
           .as(
               "R3.1: a key with a TTL of %d ms was free %d ms after the acquire started: it must be"
                   + " held for its TTL minus one precision step (%d ms); the key ended early",
-              ttl.toMillis(), (System.nanoTime() - start) / 1_000_000, precision().toMillis())
+              ttl.toMillis(), (System.nanoTime() - start) / 1_000_000, h.precision().toMillis())
           .isTrue();
       return;
     }
@@ -73,12 +74,12 @@ abstract class R3Expiry extends R2Atomicity {
    */
   @Test
   @DisplayName("R3.2 a key is absent after its TTL plus one precision step and the tolerance")
-  void r3_2_absentAfterTtl() {
-    Duration ttl = ttl(SHORT_TTL);
-    String key = key("r3.2");
-    assertThat(acquire(node(), key, token(), ttl)).isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
-    assertAbsent(key, "R3.2: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
+  default void r3_2_absentAfterTtl(Harness h) {
+    Duration ttl = h.ttl(SHORT_TTL);
+    String key = h.key("r3.2");
+    assertThat(h.acquire(h.node(), key, token(), ttl)).isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    h.assertAbsent(key, "R3.2: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
   }
 
   /**
@@ -91,27 +92,27 @@ abstract class R3Expiry extends R2Atomicity {
    */
   @Test
   @DisplayName("R3.3 a sub-second TTL is neither truncated nor rounded up to a second")
-  void r3_3_subSecondTtl() {
+  default void r3_3_subSecondTtl(Harness h) {
     Assumptions.assumeTrue(
-        precision().compareTo(Duration.ofMillis(100)) <= 0,
+        h.precision().compareTo(Duration.ofMillis(100)) <= 0,
         "R3.3 skipped: the node declares a TTL precision of "
-            + precision().toMillis()
+            + h.precision().toMillis()
             + " ms, so it does not take sub-second TTLs");
-    Duration ttl = ttl(Duration.ofMillis(200));
+    Duration ttl = h.ttl(Duration.ofMillis(200));
     for (int attempt = 0; attempt < 5; attempt++) {
-      String key = key("r3.3-" + attempt);
+      String key = h.key("r3.3-" + attempt);
       long start = System.nanoTime();
-      assertThat(acquire(node(), key, token(), ttl)).isTrue();
+      assertThat(h.acquire(h.node(), key, token(), ttl)).isTrue();
       long acquired = System.nanoTime();
-      Optional<Boolean> held = heldBefore(key, heldUntil(start, ttl));
+      Optional<Boolean> held = h.heldBefore(key, h.heldUntil(start, ttl));
       if (held.isEmpty()) {
         continue; // too slow to judge "held" this time; try again with a fresh key
       }
       assertThat(held.get())
           .as("R3.3: a key with a TTL of %d ms was free right after acquiring", ttl.toMillis())
           .isTrue();
-      sleepPastExpiry(acquired, ttl);
-      assertAbsent(key, "R3.3: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
+      h.sleepPastExpiry(acquired, ttl);
+      h.assertAbsent(key, "R3.3: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
       return;
     }
     fail("R3.3: could not check within %d ms of acquiring in 5 attempts", ttl.toMillis());
@@ -129,30 +130,30 @@ abstract class R3Expiry extends R2Atomicity {
    */
   @Test
   @DisplayName("R3.4 an expired key not yet removed is absent for tryAcquire, extend and release")
-  void r3_4_expiredButNotCollected() {
-    Duration ttl = ttl(SHORT_TTL);
-    String forAcquire = key("r3.4-acquire");
-    String forExtend = key("r3.4-extend");
-    String forRelease = key("r3.4-release");
+  default void r3_4_expiredButNotCollected(Harness h) {
+    Duration ttl = h.ttl(SHORT_TTL);
+    String forAcquire = h.key("r3.4-acquire");
+    String forExtend = h.key("r3.4-extend");
+    String forRelease = h.key("r3.4-release");
     String owner = token();
-    assertThat(acquire(node(), forAcquire, owner, ttl)).isTrue();
-    assertThat(acquire(node(), forExtend, owner, ttl)).isTrue();
-    assertThat(acquire(node(), forRelease, owner, ttl)).isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
+    assertThat(h.acquire(h.node(), forAcquire, owner, ttl)).isTrue();
+    assertThat(h.acquire(h.node(), forExtend, owner, ttl)).isTrue();
+    assertThat(h.acquire(h.node(), forRelease, owner, ttl)).isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
 
     SoftAssertions soft = new SoftAssertions();
-    soft.assertThat(acquire(node(), forAcquire, token(), LONG_TTL))
+    soft.assertThat(h.acquire(h.node(), forAcquire, token(), LONG_TTL))
         .as("R3.4: tryAcquire by another token of a key whose TTL has passed")
         .isTrue();
-    soft.assertThat(extend(node(), forExtend, owner, LONG_TTL))
+    soft.assertThat(h.extend(h.node(), forExtend, owner, LONG_TTL))
         .as("R3.4: extend by the old owner of a key whose TTL has passed")
         .isFalse();
-    soft.assertThat(release(node(), forRelease, owner))
+    soft.assertThat(h.release(h.node(), forRelease, owner))
         .as("R3.4: release by the old owner of a key whose TTL has passed")
         .isFalse();
     soft.assertAll();
-    assertAbsent(forExtend, "R3.4: after the old owner's extend of an expired key");
-    assertAbsent(forRelease, "R3.4: after the old owner's release of an expired key");
+    h.assertAbsent(forExtend, "R3.4: after the old owner's extend of an expired key");
+    h.assertAbsent(forRelease, "R3.4: after the old owner's release of an expired key");
   }
 
   /**
@@ -167,17 +168,17 @@ abstract class R3Expiry extends R2Atomicity {
    */
   @Test
   @DisplayName("R3.5 (backdoor) the server's remaining TTL is the TTL and counts down")
-  void r3_5_ttlCountedOnServer() {
-    KeyInspector backdoor = requireInspector("R3.5");
-    Duration ttl = ttl(Duration.ofSeconds(10));
+  default void r3_5_ttlCountedOnServer(Harness h) {
+    KeyInspector backdoor = h.requireInspector("R3.5");
+    Duration ttl = h.ttl(Duration.ofSeconds(10));
     // One step of rounding each way, and a little for the inspector's own arithmetic.
-    Duration slack = precision().plusMillis(20);
-    String key = key("r3.5");
+    Duration slack = h.precision().plusMillis(20);
+    String key = h.key("r3.5");
     String owner = token();
     long start = System.nanoTime();
-    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
     long acquired = System.nanoTime();
-    KeyInspector.KeyState first = inspectPresent(backdoor, key, "R3.5");
+    KeyInspector.KeyState first = h.inspectPresent(backdoor, key, "R3.5");
     long inspected = System.nanoTime();
     assertThat(first.owner()).as("R3.5: owner read through the backdoor").isEqualTo(owner);
     assertThat(first.remainingTtl())
@@ -187,15 +188,15 @@ abstract class R3Expiry extends R2Atomicity {
 
     // Longer than the steps a coarse clock counts in: a remaining TTL read on either side of a
     // tick may be off by a step.
-    Duration wait = max(Duration.ofMillis(300), precision().multipliedBy(3));
+    Duration wait = max(Duration.ofMillis(300), h.precision().multipliedBy(3));
     sleepUntil(acquired + wait.toNanos());
     Duration waited = Duration.ofNanos(System.nanoTime() - acquired);
-    KeyInspector.KeyState second = inspectPresent(backdoor, key, "R3.5");
+    KeyInspector.KeyState second = h.inspectPresent(backdoor, key, "R3.5");
     assertThat(second.remainingTtl())
         .as(
             "R3.5: the server's remaining TTL %d ms after acquiring (it must count down on the"
                 + " server)",
             waited.toMillis())
-        .isLessThanOrEqualTo(ttl.minus(waited).plus(slack).plus(precision()));
+        .isLessThanOrEqualTo(ttl.minus(waited).plus(slack).plus(h.precision()));
   }
 }

@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
@@ -8,7 +9,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R4 Compare-and-delete: release deletes a key only if it holds the caller's token. */
-abstract class R4CompareAndDelete extends R3Expiry {
+interface R4CompareAndDelete {
 
   /**
    * R4.1: release with a wrong token answers false and changes nothing: the owner still holds the
@@ -20,15 +21,15 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.1 a wrong token does not delete the key and answers false")
-  void r4_1_wrongTokenIsNoOp() {
-    String key = key("r4.1");
+  default void r4_1_wrongTokenIsNoOp(Harness h) {
+    String key = h.key("r4.1");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(release(node(), key, token()))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.release(h.node(), key, token()))
         .as("R4.1: release with a wrong token must answer false")
         .isFalse();
-    assertHeldBy(key, owner, "R4.1: after a release with a wrong token,");
-    assertThat(release(node(), key, owner)).as("R4.1: the owner's release afterwards").isTrue();
+    h.assertHeldBy(key, owner, "R4.1: after a release with a wrong token,");
+    assertThat(h.release(h.node(), key, owner)).as("R4.1: the owner's release afterwards").isTrue();
   }
 
   /**
@@ -40,23 +41,23 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.2 the right token deletes the key and answers true, once")
-  void r4_2_rightTokenDeletes() {
-    String key = key("r4.2");
+  default void r4_2_rightTokenDeletes(Harness h) {
+    String key = h.key("r4.2");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(release(node(), key, owner))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.release(h.node(), key, owner))
         .as("R4.2: release with the owner's token must answer true")
         .isTrue();
-    inspector()
+    h.inspector()
         .ifPresent(
             backdoor ->
                 assertThat(backdoor.inspect(key))
                     .as("R4.2: the key read through the backdoor after release")
                     .isEmpty());
-    assertThat(release(node(), key, owner))
+    assertThat(h.release(h.node(), key, owner))
         .as("R4.2: a second release of the same key must answer false")
         .isFalse();
-    assertAbsent(key, "R4.2: after release");
+    h.assertAbsent(key, "R4.2: after release");
   }
 
   /**
@@ -66,12 +67,12 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.3 release of an absent key answers false")
-  void r4_3_releaseOfAbsentKey() {
-    String key = key("r4.3");
-    assertThat(release(node(), key, token()))
+  default void r4_3_releaseOfAbsentKey(Harness h) {
+    String key = h.key("r4.3");
+    assertThat(h.release(h.node(), key, token()))
         .as("R4.3: release of a key that was never acquired")
         .isFalse();
-    assertAbsent(key, "R4.3: after releasing a key that was never acquired");
+    h.assertAbsent(key, "R4.3: after releasing a key that was never acquired");
   }
 
   /**
@@ -83,21 +84,21 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.4 the old token cannot delete the new owner's key after expiry")
-  void r4_4_oldTokenCannotDeleteNewOwnersKey() {
-    String key = key("r4.4");
+  default void r4_4_oldTokenCannotDeleteNewOwnersKey(Harness h) {
+    String key = h.key("r4.4");
     String old = token();
-    Duration ttl = ttl(SHORT_TTL);
-    assertThat(acquire(node(), key, old, ttl)).isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
+    Duration ttl = h.ttl(SHORT_TTL);
+    assertThat(h.acquire(h.node(), key, old, ttl)).isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
     String current = token();
-    assertThat(acquire(node(), key, current, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, current, LONG_TTL))
         .as("R4.4: another token acquires the key after its TTL")
         .isTrue();
-    assertThat(release(node(), key, old))
+    assertThat(h.release(h.node(), key, old))
         .as("R4.4: release by the old token of a key now held by another")
         .isFalse();
-    assertHeldBy(key, current, "R4.4: after the old token's release,");
-    assertThat(release(node(), key, current)).isTrue();
+    h.assertHeldBy(key, current, "R4.4: after the old token's release,");
+    assertThat(h.release(h.node(), key, current)).isTrue();
   }
 
   /**
@@ -109,18 +110,18 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.5 any node instance that has the token can extend and release the key")
-  void r4_5_tokenIsOwnership() {
-    LockNode other = newNode();
-    String key = key("r4.5");
+  default void r4_5_tokenIsOwnership(Harness h) {
+    LockNode other = h.newNode();
+    String key = h.key("r4.5");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(extend(other, key, owner, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.extend(other, key, owner, LONG_TTL))
         .as("R4.5: extend through another node instance with the owner's token")
         .isTrue();
-    assertThat(release(other, key, owner))
+    assertThat(h.release(other, key, owner))
         .as("R4.5: release through another node instance with the owner's token")
         .isTrue();
-    assertAbsent(key, "R4.5: after release through another node instance");
+    h.assertAbsent(key, "R4.5: after release through another node instance");
   }
 
   /**
@@ -135,8 +136,8 @@ abstract class R4CompareAndDelete extends R3Expiry {
    */
   @Test
   @DisplayName("R4.6 a release racing a takeover at expiry never deletes the new owner's key")
-  void r4_6_releaseIsAtomicAtExpiry() throws InterruptedException {
-    for (Takeover round : raceAtExpiry("R4.6", this::release)) {
+  default void r4_6_releaseIsAtomicAtExpiry(Harness h) throws InterruptedException {
+    for (Takeover round : h.raceAtExpiry("R4.6", h::release)) {
       assertThat(round.takers())
           .as(
               "R4.6: clients that acquired the key while the old owner's release raced them (%s);"
@@ -144,7 +145,7 @@ abstract class R4CompareAndDelete extends R3Expiry {
               round)
           .hasSizeLessThanOrEqualTo(1);
       for (String taker : round.takers()) {
-        assertThat(release(node(), round.key(), taker))
+        assertThat(h.release(h.node(), round.key(), taker))
             .as(
                 "R4.6: the new owner's release after the old owner's release raced its acquire"
                     + " (%s): the old owner deleted the new owner's key",

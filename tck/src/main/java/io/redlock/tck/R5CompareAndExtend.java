@@ -1,5 +1,6 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -8,7 +9,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R5 Compare-and-extend: extend moves the expiry only for the owner of a live key. */
-abstract class R5CompareAndExtend extends R4CompareAndDelete {
+interface R5CompareAndExtend {
 
   /**
    * R5.1: extend with a wrong token answers false and does not move the expiry: the key still
@@ -19,24 +20,24 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.1 a wrong token cannot extend the key, and its expiry does not move")
-  void r5_1_onlyOwnerExtends() {
-    Duration ttl = ttl(SHORT_TTL);
-    String key = key("r5.1");
+  default void r5_1_onlyOwnerExtends(Harness h) {
+    Duration ttl = h.ttl(SHORT_TTL);
+    String key = h.key("r5.1");
     String owner = token();
-    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
     long acquired = System.nanoTime();
-    assertThat(extend(node(), key, token(), LONG_TTL))
+    assertThat(h.extend(h.node(), key, token(), LONG_TTL))
         .as("R5.1: extend with a wrong token must answer false")
         .isFalse();
-    inspector()
+    h.inspector()
         .flatMap(backdoor -> backdoor.inspect(key))
         .ifPresent(
             state ->
                 assertThat(state.owner())
                     .as("R5.1: owner after a wrong-token extend, read through the backdoor")
                     .isEqualTo(owner));
-    sleepPastExpiry(acquired, ttl);
-    assertAbsent(key, "R5.1: at its original expiry, after a wrong-token extend");
+    h.sleepPastExpiry(acquired, ttl);
+    h.assertAbsent(key, "R5.1: at its original expiry, after a wrong-token extend");
   }
 
   /**
@@ -47,16 +48,16 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.2 an expired key cannot be extended, even by its old owner")
-  void r5_2_notAfterExpiry() {
-    Duration ttl = ttl(SHORT_TTL);
-    String key = key("r5.2");
+  default void r5_2_notAfterExpiry(Harness h) {
+    Duration ttl = h.ttl(SHORT_TTL);
+    String key = h.key("r5.2");
     String owner = token();
-    assertThat(acquire(node(), key, owner, ttl)).isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
-    assertThat(extend(node(), key, owner, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    assertThat(h.extend(h.node(), key, owner, LONG_TTL))
         .as("R5.2: extend by the old owner after the TTL has passed")
         .isFalse();
-    assertAbsent(key, "R5.2: after an extend of an expired key");
+    h.assertAbsent(key, "R5.2: after an extend of an expired key");
   }
 
   /**
@@ -68,30 +69,32 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.3 an extended key is held past its original expiry, until now + the new TTL")
-  void r5_3_extendCountsFromNow() {
+  default void r5_3_extendCountsFromNow(Harness h) {
     // Several precision steps, so that the key is surely held when it is extended halfway.
-    Duration ttl = ttl(max(SHORT_TTL, precision().multipliedBy(3)));
+    Duration ttl = h.ttl(max(SHORT_TTL, h.precision().multipliedBy(3)));
     // Long enough to be held, by its own measure, well after the original expiry has passed.
     Duration longer =
-        ttl(ttl.plus(precision().multipliedBy(2)).plus(kit().expiryTolerance().multipliedBy(2)));
+        h.ttl(
+            ttl.plus(h.precision().multipliedBy(2))
+                .plus(h.kit().expiryTolerance().multipliedBy(2)));
     for (int attempt = 0; attempt < 3; attempt++) {
-      String key = key("r5.3-" + attempt);
+      String key = h.key("r5.3-" + attempt);
       String owner = token();
       long start = System.nanoTime();
-      assertThat(acquire(node(), key, owner, ttl)).isTrue();
+      assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
       long acquired = System.nanoTime();
       sleepUntil(start + ttl.toNanos() / 2);
       long extendStart = System.nanoTime();
-      boolean extended = extend(node(), key, owner, longer);
+      boolean extended = h.extend(h.node(), key, owner, longer);
       long extendEnd = System.nanoTime();
-      if (extendEnd - heldUntil(start, ttl) > 0) {
+      if (extendEnd - h.heldUntil(start, ttl) > 0) {
         continue; // Too close to the TTL to judge on this machine; try again with a fresh key.
       }
       assertThat(extended).as("R5.3: the owner's extend of a live key must answer true").isTrue();
-      sleepPastExpiry(acquired, ttl);
-      assertHeldInTime(key, extendStart, longer, "past its original expiry", "R5.3");
-      sleepPastExpiry(extendEnd, longer);
-      assertAbsent(key, "R5.3: after the extended TTL plus the tolerance");
+      h.sleepPastExpiry(acquired, ttl);
+      h.assertHeldInTime(key, extendStart, longer, "past its original expiry", "R5.3");
+      h.sleepPastExpiry(extendEnd, longer);
+      h.assertAbsent(key, "R5.3: after the extended TTL plus the tolerance");
       return;
     }
     fail(
@@ -110,17 +113,18 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.4 extend with a shorter TTL sets the expiry to now + that TTL")
-  void r5_4_shorterTtlCountsFromNow() {
-    Duration ttl = ttl(SHORT_TTL);
-    String key = key("r5.4");
+  default void r5_4_shorterTtlCountsFromNow(Harness h) {
+    Duration ttl = h.ttl(SHORT_TTL);
+    String key = h.key("r5.4");
     String owner = token();
-    assertThat(acquire(node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(extend(node(), key, owner, ttl))
+    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
+    assertThat(h.extend(h.node(), key, owner, ttl))
         .as("R5.4: the owner's extend of a live key with a shorter TTL")
         .isTrue();
     long extended = System.nanoTime();
-    sleepPastExpiry(extended, ttl);
-    assertAbsent(key, "R5.4: after being extended to " + ttl.toMillis() + " ms from a longer TTL");
+    h.sleepPastExpiry(extended, ttl);
+    h.assertAbsent(
+        key, "R5.4: after being extended to " + ttl.toMillis() + " ms from a longer TTL");
   }
 
   /**
@@ -132,19 +136,19 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.5 the old token cannot extend the new owner's key after expiry")
-  void r5_5_oldTokenCannotExtendNewOwnersKey() {
-    String key = key("r5.5");
+  default void r5_5_oldTokenCannotExtendNewOwnersKey(Harness h) {
+    String key = h.key("r5.5");
     String old = token();
-    Duration ttl = ttl(SHORT_TTL);
-    assertThat(acquire(node(), key, old, ttl)).isTrue();
-    sleepPastExpiry(System.nanoTime(), ttl);
+    Duration ttl = h.ttl(SHORT_TTL);
+    assertThat(h.acquire(h.node(), key, old, ttl)).isTrue();
+    h.sleepPastExpiry(System.nanoTime(), ttl);
     String current = token();
-    assertThat(acquire(node(), key, current, LONG_TTL)).isTrue();
-    assertThat(extend(node(), key, old, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, current, LONG_TTL)).isTrue();
+    assertThat(h.extend(h.node(), key, old, LONG_TTL))
         .as("R5.5: extend by the old token of a key now held by another")
         .isFalse();
-    assertHeldBy(key, current, "R5.5: after the old token's extend,");
-    assertThat(release(node(), key, current)).isTrue();
+    h.assertHeldBy(key, current, "R5.5: after the old token's extend,");
+    assertThat(h.release(h.node(), key, current)).isTrue();
   }
 
   /**
@@ -154,12 +158,12 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.6 extend of an absent key answers false and does not create it")
-  void r5_6_extendOfAbsentKey() {
-    String key = key("r5.6");
-    assertThat(extend(node(), key, token(), LONG_TTL))
+  default void r5_6_extendOfAbsentKey(Harness h) {
+    String key = h.key("r5.6");
+    assertThat(h.extend(h.node(), key, token(), LONG_TTL))
         .as("R5.6: extend of a key that was never acquired")
         .isFalse();
-    assertAbsent(key, "R5.6: after extending a key that was never acquired");
+    h.assertAbsent(key, "R5.6: after extending a key that was never acquired");
   }
 
   /**
@@ -171,17 +175,17 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.7 (backdoor) after extend the server's remaining TTL is the new TTL")
-  void r5_7_serverTtlAfterExtend() {
-    KeyInspector backdoor = requireInspector("R5.7");
-    Duration slack = precision().plusMillis(20);
-    Duration ttl = ttl(Duration.ofSeconds(5));
-    Duration longer = ttl(Duration.ofSeconds(20));
-    String key = key("r5.7");
+  default void r5_7_serverTtlAfterExtend(Harness h) {
+    KeyInspector backdoor = h.requireInspector("R5.7");
+    Duration slack = h.precision().plusMillis(20);
+    Duration ttl = h.ttl(Duration.ofSeconds(5));
+    Duration longer = h.ttl(Duration.ofSeconds(20));
+    String key = h.key("r5.7");
     String owner = token();
-    assertThat(acquire(node(), key, owner, ttl)).isTrue();
+    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
     long start = System.nanoTime();
-    assertThat(extend(node(), key, owner, longer)).isTrue();
-    KeyInspector.KeyState state = inspectPresent(backdoor, key, "R5.7");
+    assertThat(h.extend(h.node(), key, owner, longer)).isTrue();
+    KeyInspector.KeyState state = h.inspectPresent(backdoor, key, "R5.7");
     long inspected = System.nanoTime();
     assertThat(state.owner()).as("R5.7: owner after extend").isEqualTo(owner);
     assertThat(state.remainingTtl())
@@ -203,9 +207,9 @@ abstract class R5CompareAndExtend extends R4CompareAndDelete {
    */
   @Test
   @DisplayName("R5.8 an extend racing a takeover at expiry never leaves two holders")
-  void r5_8_extendIsAtomicAtExpiry() throws InterruptedException {
+  default void r5_8_extendIsAtomicAtExpiry(Harness h) throws InterruptedException {
     for (Takeover round :
-        raceAtExpiry("R5.8", (n, key, owner) -> extend(n, key, owner, LONG_TTL))) {
+        h.raceAtExpiry("R5.8", (n, key, owner) -> h.extend(n, key, owner, LONG_TTL))) {
       assertThat(round.ownerAnswer() && !round.takers().isEmpty())
           .as(
               "R5.8: the owner's extend answered true although another client acquired the key at"

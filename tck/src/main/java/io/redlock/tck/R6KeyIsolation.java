@@ -1,5 +1,7 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
+import static io.redlock.tck.Texts.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
@@ -9,7 +11,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R6 Key isolation: distinct keys are distinct locks. */
-abstract class R6KeyIsolation extends R5CompareAndExtend {
+interface R6KeyIsolation {
 
   /**
    * R6.1: locks on different keys do not interfere: each is acquired, extended and released on its
@@ -20,24 +22,24 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    */
   @Test
   @DisplayName("R6.1 locks on different keys do not interfere")
-  void r6_1_differentKeys() {
-    String a = key("r6.1-a");
-    String b = key("r6.1-b");
+  default void r6_1_differentKeys(Harness h) {
+    String a = h.key("r6.1-a");
+    String b = h.key("r6.1-b");
     String ownerA = token();
     String ownerB = token();
-    assertThat(acquire(node(), a, ownerA, LONG_TTL)).isTrue();
-    assertThat(acquire(node(), b, ownerB, LONG_TTL))
+    assertThat(h.acquire(h.node(), a, ownerA, LONG_TTL)).isTrue();
+    assertThat(h.acquire(h.node(), b, ownerB, LONG_TTL))
         .as("R6.1: a second key while the first is held")
         .isTrue();
-    assertThat(release(node(), b, ownerA))
+    assertThat(h.release(h.node(), b, ownerA))
         .as("R6.1: release of key B with key A's token")
         .isFalse();
-    assertThat(extend(node(), b, ownerA, LONG_TTL))
+    assertThat(h.extend(h.node(), b, ownerA, LONG_TTL))
         .as("R6.1: extend of key B with key A's token")
         .isFalse();
-    assertThat(release(node(), a, ownerA)).as("R6.1: release of key A by its owner").isTrue();
-    assertHeldBy(b, ownerB, "R6.1: after key A was released,");
-    assertThat(release(node(), b, ownerB)).isTrue();
+    assertThat(h.release(h.node(), a, ownerA)).as("R6.1: release of key A by its owner").isTrue();
+    h.assertHeldBy(b, ownerB, "R6.1: after key A was released,");
+    assertThat(h.release(h.node(), b, ownerB)).isTrue();
   }
 
   /**
@@ -49,8 +51,8 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    */
   @Test
   @DisplayName("R6.2 keys that are prefixes or patterns of each other are independent")
-  void r6_2_prefixesAndPatterns() {
-    String base = key("r6.2");
+  default void r6_2_prefixesAndPatterns(Harness h) {
+    String base = h.key("r6.2");
     String stem = base.substring(0, base.length() - 1);
     List<String> others =
         List.of(
@@ -65,24 +67,24 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
             stem + "%",
             stem + "*");
     String owner = token();
-    assertThat(acquire(node(), base, owner, LONG_TTL)).isTrue();
+    assertThat(h.acquire(h.node(), base, owner, LONG_TTL)).isTrue();
     Map<String, String> owners = new java.util.LinkedHashMap<>();
     SoftAssertions soft = new SoftAssertions();
     for (String other : others) {
       String t = token();
       owners.put(other, t);
-      soft.assertThat(acquire(node(), other, t, LONG_TTL))
+      soft.assertThat(h.acquire(h.node(), other, t, LONG_TTL))
           .as("R6.2: acquire '%s' while '%s' is held", other, base)
           .isTrue();
-      soft.assertThat(release(node(), other, owner))
+      soft.assertThat(h.release(h.node(), other, owner))
           .as("R6.2: release '%s' with the token of '%s'", other, base)
           .isFalse();
     }
     soft.assertAll();
-    assertHeldBy(base, owner, "R6.2: after acquiring keys that extend or match it,");
-    assertThat(release(node(), base, owner)).isTrue();
+    h.assertHeldBy(base, owner, "R6.2: after acquiring keys that extend or match it,");
+    assertThat(h.release(h.node(), base, owner)).isTrue();
     for (Map.Entry<String, String> e : owners.entrySet()) {
-      assertHeldBy(e.getKey(), e.getValue(), "R6.2: after '" + base + "' was released,");
+      h.assertHeldBy(e.getKey(), e.getValue(), "R6.2: after '" + base + "' was released,");
     }
   }
 
@@ -97,8 +99,8 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    */
   @Test
   @DisplayName("R6.3 keys differing only in case, trailing space or normalization are distinct")
-  void r6_3_exactComparison() {
-    String base = key("r6.3");
+  default void r6_3_exactComparison(Harness h) {
+    String base = h.key("r6.3");
     List<List<String>> pairs =
         List.of(
             List.of(base + "-lock", base + "-LOCK"),
@@ -106,7 +108,7 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
             List.of(base + "-\u00e9", base + "-e\u0301"),
             List.of(base + "-A", base + "-\uFF21"),
             List.of(base + "-ss", base + "-\u00df"));
-    assertDistinct("R6.3", pairs);
+    assertDistinct(h, "R6.3", pairs);
   }
 
   /**
@@ -120,11 +122,12 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    */
   @Test
   @DisplayName("R6.4 keys of 1 KiB that differ only in their last character are distinct")
-  void r6_4_longKeysAreNotTruncated() {
-    String ascii = padTo(key("r6.4") + ":", "k", 1023);
+  default void r6_4_longKeysAreNotTruncated(Harness h) {
+    String ascii = padTo(h.key("r6.4") + ":", "k", 1023);
     String lock = "\uD83D\uDD12"; // U+1F512, 4 bytes in UTF-8
-    String wide = padTo(key("r6.4") + ":", lock, 1020);
+    String wide = padTo(h.key("r6.4") + ":", lock, 1020);
     assertDistinct(
+        h,
         "R6.4",
         List.of(
             List.of(ascii + "a", ascii + "b"),
@@ -142,9 +145,10 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    */
   @Test
   @DisplayName("R6.5 keys with equal 32-bit hashes (hashCode, CRC-32) are distinct")
-  void r6_5_hashCollisionsAreDistinct() {
-    String base = key("r6.5") + ":";
+  default void r6_5_hashCollisionsAreDistinct(Harness h) {
+    String base = h.key("r6.5") + ":";
     assertDistinct(
+        h,
         "R6.5",
         List.of(
             List.of(base + "Aa", base + "BB"),
@@ -158,17 +162,17 @@ abstract class R6KeyIsolation extends R5CompareAndExtend {
    * Each pair: the first key held, the second is acquired too, and the first key's token cannot
    * release it.
    */
-  private void assertDistinct(String rule, List<List<String>> pairs) {
+  private void assertDistinct(Harness h, String rule, List<List<String>> pairs) {
     SoftAssertions soft = new SoftAssertions();
     for (List<String> pair : pairs) {
       String first = token();
-      assertThat(acquire(node(), pair.get(0), first, LONG_TTL)).isTrue();
-      soft.assertThat(acquire(node(), pair.get(1), token(), LONG_TTL))
+      assertThat(h.acquire(h.node(), pair.get(0), first, LONG_TTL)).isTrue();
+      soft.assertThat(h.acquire(h.node(), pair.get(1), token(), LONG_TTL))
           .as(
               "%s: acquire %s while %s is held (different strings, so different keys)",
               rule, shortly(pair.get(1)), shortly(pair.get(0)))
           .isTrue();
-      soft.assertThat(release(node(), pair.get(1), first))
+      soft.assertThat(h.release(h.node(), pair.get(1), first))
           .as(
               "%s: release %s with the token of %s",
               rule, shortly(pair.get(1)), shortly(pair.get(0)))

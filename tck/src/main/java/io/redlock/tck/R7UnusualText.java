@@ -1,5 +1,7 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
+import static io.redlock.tck.Texts.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
@@ -12,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** R7 Unusual keys and tokens: any Unicode text round-trips exactly. */
-abstract class R7UnusualText extends R6KeyIsolation {
+interface R7UnusualText {
 
   /** The unusual strings of R7.1 and R7.2, each with a readable name. */
   static Stream<Named<String>> unusualStrings() {
@@ -49,10 +51,10 @@ abstract class R7UnusualText extends R6KeyIsolation {
    * utf8} is 3-byte: use {@code utf8mb4}), and for keys being trimmed or normalized.
    */
   @ParameterizedTest(name = "R7.1 a key with {0} round-trips")
-  @MethodSource("unusualStrings")
+  @MethodSource("io.redlock.tck.R7UnusualText#unusualStrings")
   @DisplayName("R7.1 keys with unusual characters round-trip")
-  void r7_1_unusualKeys(String text) {
-    roundTrip(key("r7.1") + ":" + text, token(), "R7.1");
+  default void r7_1_unusualKeys(String text, Harness h) {
+    roundTrip(h, h.key("r7.1") + ":" + text, token(), "R7.1");
   }
 
   /**
@@ -61,10 +63,10 @@ abstract class R7UnusualText extends R6KeyIsolation {
    * <p>Check the same things as for R7.1, on the token column or argument.
    */
   @ParameterizedTest(name = "R7.2 a token with {0} round-trips")
-  @MethodSource("unusualStrings")
+  @MethodSource("io.redlock.tck.R7UnusualText#unusualStrings")
   @DisplayName("R7.2 tokens with unusual characters round-trip")
-  void r7_2_unusualTokens(String text) {
-    roundTrip(key("r7.2"), token() + ":" + text, "R7.2");
+  default void r7_2_unusualTokens(String text, Harness h) {
+    roundTrip(h, h.key("r7.2"), token() + ":" + text, "R7.2");
   }
 
   /**
@@ -75,11 +77,11 @@ abstract class R7UnusualText extends R6KeyIsolation {
    */
   @Test
   @DisplayName("R7.3 a key and a token of 1 KiB of ASCII round-trip")
-  void r7_3_oneKibAscii() {
-    String key = padTo(key("r7.3") + ":", "k", 1024);
+  default void r7_3_oneKibAscii(Harness h) {
+    String key = padTo(h.key("r7.3") + ":", "k", 1024);
     String token = padTo(token() + ":", "t", 1024);
     assertThat(key).hasSize(1024);
-    roundTrip(key, token, "R7.3");
+    roundTrip(h, key, token, "R7.3");
   }
 
   /**
@@ -90,12 +92,12 @@ abstract class R7UnusualText extends R6KeyIsolation {
    */
   @Test
   @DisplayName("R7.4 a key and a token of 1 KiB of 4-byte UTF-8 characters round-trip")
-  void r7_4_oneKibOfFourByteCharacters() {
+  default void r7_4_oneKibOfFourByteCharacters(Harness h) {
     String lock = "\uD83D\uDD12"; // U+1F512, 4 bytes in UTF-8
-    String key = padTo(key("r7.4") + ":", lock, 1024);
+    String key = padTo(h.key("r7.4") + ":", lock, 1024);
     String token = padTo(token() + ":", lock, 1024);
     assertThat(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)).hasSizeLessThan(1025);
-    roundTrip(key, token, "R7.4");
+    roundTrip(h, key, token, "R7.4");
   }
 
   /**
@@ -107,7 +109,7 @@ abstract class R7UnusualText extends R6KeyIsolation {
    */
   @Test
   @DisplayName("R7.5 tokens are compared exactly, not case- or normalization-insensitively")
-  void r7_5_tokensComparedExactly() {
+  default void r7_5_tokensComparedExactly(Harness h) {
     String base = token();
     List<List<String>> pairs =
         List.of(
@@ -117,43 +119,43 @@ abstract class R7UnusualText extends R6KeyIsolation {
             List.of(base + "-A", base + "-\uFF21"));
     SoftAssertions soft = new SoftAssertions();
     for (List<String> pair : pairs) {
-      String key = key("r7.5");
-      assertThat(acquire(node(), key, pair.get(0), LONG_TTL)).isTrue();
-      soft.assertThat(extend(node(), key, pair.get(1), LONG_TTL))
+      String key = h.key("r7.5");
+      assertThat(h.acquire(h.node(), key, pair.get(0), LONG_TTL)).isTrue();
+      soft.assertThat(h.extend(h.node(), key, pair.get(1), LONG_TTL))
           .as("R7.5: extend with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
           .isFalse();
-      soft.assertThat(release(node(), key, pair.get(1)))
+      soft.assertThat(h.release(h.node(), key, pair.get(1)))
           .as("R7.5: release with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
           .isFalse();
-      soft.assertThat(release(node(), key, pair.get(0)))
+      soft.assertThat(h.release(h.node(), key, pair.get(0)))
           .as("R7.5: release by the real owner %s", pair.get(0))
           .isTrue();
     }
     soft.assertAll();
   }
 
-  private void roundTrip(String key, String owner, String rule) {
+  private void roundTrip(Harness h, String key, String owner, String rule) {
     SoftAssertions soft = new SoftAssertions();
-    soft.assertThat(acquire(node(), key, owner, LONG_TTL))
+    soft.assertThat(h.acquire(h.node(), key, owner, LONG_TTL))
         .as("%s: tryAcquire of an absent key", rule)
         .isTrue();
-    inspector()
+    h.inspector()
         .ifPresent(
             backdoor ->
                 soft.assertThat(backdoor.inspect(key).map(KeyInspector.KeyState::owner))
                     .as("%s: the token stored under the key, read through the backdoor", rule)
                     .contains(owner));
-    soft.assertThat(acquire(node(), key, token(), LONG_TTL))
+    soft.assertThat(h.acquire(h.node(), key, token(), LONG_TTL))
         .as("%s: tryAcquire by another token while held", rule)
         .isFalse();
-    soft.assertThat(extend(node(), key, owner, LONG_TTL))
+    soft.assertThat(h.extend(h.node(), key, owner, LONG_TTL))
         .as("%s: extend by the owner", rule)
         .isTrue();
-    soft.assertThat(release(node(), key, token()))
+    soft.assertThat(h.release(h.node(), key, token()))
         .as("%s: release by another token", rule)
         .isFalse();
-    soft.assertThat(release(node(), key, owner)).as("%s: release by the owner", rule).isTrue();
-    soft.assertThat(release(node(), key, owner))
+    soft.assertThat(h.release(h.node(), key, owner)).as("%s: release by the owner", rule).isTrue();
+    soft.assertThat(h.release(h.node(), key, owner))
         .as("%s: a second release by the owner", rule)
         .isFalse();
     soft.assertAll();

@@ -1,5 +1,7 @@
 package io.redlock.tck;
 
+import static io.redlock.tck.Harness.*;
+import static io.redlock.tck.Texts.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.RedlockException;
@@ -12,7 +14,7 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R8 Input validation: bad arguments throw IllegalArgumentException from the call. */
-abstract class R8InputValidation extends R7UnusualText {
+interface R8InputValidation {
 
   /**
    * R8.1: a null or empty key is rejected by tryAcquire, release and extend with an {@link
@@ -23,15 +25,15 @@ abstract class R8InputValidation extends R7UnusualText {
    */
   @Test
   @DisplayName("R8.1 a null or empty key is rejected by every operation")
-  void r8_1_badKey() {
+  default void r8_1_badKey(Harness h) {
     String token = token();
     for (String bad : new String[] {null, ""}) {
-      assertRejected(
+      h.assertRejected(
           "tryAcquire(" + quoted(bad) + ", token, ttl)",
-          () -> node().tryAcquire(bad, token, LONG_TTL));
-      assertRejected("release(" + quoted(bad) + ", token)", () -> node().release(bad, token));
-      assertRejected(
-          "extend(" + quoted(bad) + ", token, ttl)", () -> node().extend(bad, token, LONG_TTL));
+          () -> h.node().tryAcquire(bad, token, LONG_TTL));
+      h.assertRejected("release(" + quoted(bad) + ", token)", () -> h.node().release(bad, token));
+      h.assertRejected(
+          "extend(" + quoted(bad) + ", token, ttl)", () -> h.node().extend(bad, token, LONG_TTL));
     }
   }
 
@@ -44,14 +46,15 @@ abstract class R8InputValidation extends R7UnusualText {
    */
   @Test
   @DisplayName("R8.2 a null or empty token is rejected by every operation")
-  void r8_2_badToken() {
-    String key = key("r8.2");
+  default void r8_2_badToken(Harness h) {
+    String key = h.key("r8.2");
     for (String bad : new String[] {null, ""}) {
-      assertRejected(
-          "tryAcquire(key, " + quoted(bad) + ", ttl)", () -> node().tryAcquire(key, bad, LONG_TTL));
-      assertRejected("release(key, " + quoted(bad) + ")", () -> node().release(key, bad));
-      assertRejected(
-          "extend(key, " + quoted(bad) + ", ttl)", () -> node().extend(key, bad, LONG_TTL));
+      h.assertRejected(
+          "tryAcquire(key, " + quoted(bad) + ", ttl)",
+          () -> h.node().tryAcquire(key, bad, LONG_TTL));
+      h.assertRejected("release(key, " + quoted(bad) + ")", () -> h.node().release(key, bad));
+      h.assertRejected(
+          "extend(key, " + quoted(bad) + ", ttl)", () -> h.node().extend(key, bad, LONG_TTL));
     }
   }
 
@@ -65,14 +68,14 @@ abstract class R8InputValidation extends R7UnusualText {
    */
   @Test
   @DisplayName("R8.3 a null, zero or negative TTL is rejected by tryAcquire and extend")
-  void r8_3_badTtl() {
-    String key = key("r8.3");
+  default void r8_3_badTtl(Harness h) {
+    String key = h.key("r8.3");
     String token = token();
     for (Duration bad :
         new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1), Duration.ofSeconds(-30)}) {
-      assertRejected(
-          "tryAcquire(key, token, " + bad + ")", () -> node().tryAcquire(key, token, bad));
-      assertRejected("extend(key, token, " + bad + ")", () -> node().extend(key, token, bad));
+      h.assertRejected(
+          "tryAcquire(key, token, " + bad + ")", () -> h.node().tryAcquire(key, token, bad));
+      h.assertRejected("extend(key, token, " + bad + ")", () -> h.node().extend(key, token, bad));
     }
   }
 
@@ -86,23 +89,23 @@ abstract class R8InputValidation extends R7UnusualText {
    */
   @Test
   @DisplayName("R8.4 a TTL below the declared precision is rejected by tryAcquire and extend")
-  void r8_4_ttlBelowPrecision() {
-    Duration precision = node().capabilities().ttlPrecision();
+  default void r8_4_ttlBelowPrecision(Harness h) {
+    Duration precision = h.node().capabilities().ttlPrecision();
     Assumptions.assumeTrue(
         precision.compareTo(Duration.ofNanos(1)) > 0,
         "R8.4 skipped: the node declares a TTL precision of 1 ns, so no TTL is below it");
-    String key = key("r8.4");
+    String key = h.key("r8.4");
     String token = token();
     for (Duration bad : new Duration[] {precision.minusNanos(1), precision.dividedBy(2)}) {
       if (bad.isZero()) {
         continue;
       }
-      assertRejected(
+      h.assertRejected(
           "tryAcquire(key, token, " + bad + ") with precision " + precision,
-          () -> node().tryAcquire(key, token, bad));
-      assertRejected(
+          () -> h.node().tryAcquire(key, token, bad));
+      h.assertRejected(
           "extend(key, token, " + bad + ") with precision " + precision,
-          () -> node().extend(key, token, bad));
+          () -> h.node().extend(key, token, bad));
     }
   }
 
@@ -114,25 +117,25 @@ abstract class R8InputValidation extends R7UnusualText {
    */
   @Test
   @DisplayName("R8.5 rejected calls leave the key untouched")
-  void r8_5_rejectedCallsHaveNoEffect() {
-    String key = key("r8.5");
+  default void r8_5_rejectedCallsHaveNoEffect(Harness h) {
+    String key = h.key("r8.5");
     String token = token();
     List<Supplier<Reply<?>>> bad =
         List.of(
-            () -> node().tryAcquire(key, "", LONG_TTL),
-            () -> node().tryAcquire(key, token, Duration.ZERO),
-            () -> node().tryAcquire(key, token, null),
-            () -> node().extend(key, token, Duration.ofMillis(-5)),
-            () -> node().release(key, ""));
+            () -> h.node().tryAcquire(key, "", LONG_TTL),
+            () -> h.node().tryAcquire(key, token, Duration.ZERO),
+            () -> h.node().tryAcquire(key, token, null),
+            () -> h.node().extend(key, token, Duration.ofMillis(-5)),
+            () -> h.node().release(key, ""));
     for (Supplier<Reply<?>> call : bad) {
       try {
         Reply<?> reply = call.get();
-        reply.await(kit().replyTimeout());
+        reply.await(h.kit().replyTimeout());
       } catch (IllegalArgumentException | RedlockException expected) {
         // R8.1-R8.4 judge how it was rejected; this rule only looks at the effect.
       }
     }
-    assertThat(acquire(node(), key, token, LONG_TTL))
+    assertThat(h.acquire(h.node(), key, token, LONG_TTL))
         .as("R8.5: a valid tryAcquire after rejected calls on the same key")
         .isTrue();
   }
