@@ -1,10 +1,13 @@
 package io.redlock.engine.internal;
 
 import io.redlock.KeepAlive;
+import io.redlock.Lease;
+import io.redlock.LeaseLock;
 import io.redlock.LeaseLost;
 import io.redlock.LeaseLostException;
 import io.redlock.LockTimeoutException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -24,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * throws {@link LeaseLostException}, and every {@code unlock} throws {@link
  * IllegalMonitorStateException} caused by it (the last one still releases what is left).
  */
-final class RedlockLock implements Lock {
+final class RedlockLock implements LeaseLock {
   /** "Wait for ever": as long as {@code acquire} can count. */
   private static final long FOREVER = Long.MAX_VALUE;
 
@@ -278,6 +281,35 @@ final class RedlockLock implements Lock {
       return null;
     } catch (LeaseLostException e) {
       return e.lost();
+    }
+  }
+
+  @Override
+  public Optional<Lease> lease() {
+    return Optional.ofNullable(held(null));
+  }
+
+  @Override
+  public boolean isHeldByCurrentThread() {
+    return held(Thread.currentThread()) != null;
+  }
+
+  @Override
+  public boolean isLocked() {
+    return lease().isPresent();
+  }
+
+  /** The lease held, by {@code by} if not null; null if none. */
+  private QuorumLease held(Thread by) {
+    Holder h = redlock.lockHolders.get(resource);
+    if (h == null) {
+      return null;
+    }
+    h.guard.lock();
+    try {
+      return h.holds > 0 && (by == null || h.owner == by) ? h.lease : null;
+    } finally {
+      h.guard.unlock();
     }
   }
 

@@ -1,6 +1,5 @@
 package io.redlock.spring.integration;
 
-import io.redlock.KeepAlive;
 import io.redlock.Redlock;
 import java.time.Duration;
 import java.util.Objects;
@@ -13,15 +12,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
 
 /**
  * A Spring Integration lock registry on a {@link Redlock}: {@link #obtain(Object)} gives one {@link
- * RedlockRegistryLock} per key, held on a majority of the quorum's nodes and kept alive while held.
- *
- * <pre>{@code
- * LockRegistry registry = new RedlockLockRegistry(redlock, Duration.ofSeconds(30));
- * Lock lock = registry.obtain("invoice-42");
- * if (lock.tryLock(5, TimeUnit.SECONDS)) {
- *   try { ... } finally { lock.unlock(); }
- * }
- * }</pre>
+ * RedlockRegistryLock} per key, the Redlock's own {@link Redlock#asLock} lock on {@code prefix +
+ * key}: held on a majority of the quorum's nodes, kept alive while held.
  *
  * <p>Leader election follows from Spring Integration's {@code LockRegistryLeaderInitiator} over
  * this registry; with a Redlock built with {@code fencing(true)}, {@link #fencingToken(Object)} is
@@ -34,7 +26,6 @@ public final class RedlockLockRegistry implements ExpirableLockRegistry, Renewab
   private final Redlock redlock;
   private final Duration ttl;
   private final String prefix;
-  private final KeepAlive keepAlive;
   private final ConcurrentMap<String, RedlockRegistryLock> locks = new ConcurrentHashMap<>();
 
   /** A registry whose leases live for {@code ttl} between renewals, keys used as they are. */
@@ -42,75 +33,40 @@ public final class RedlockLockRegistry implements ExpirableLockRegistry, Renewab
     this(redlock, ttl, "");
   }
 
-  /** A registry whose resources are {@code prefix + key}. */
+  /** A registry whose resources are {@code prefix + key}; {@code ttl} must be positive. */
   public RedlockLockRegistry(Redlock redlock, Duration ttl, String prefix) {
-    this(redlock, ttl, prefix, KeepAlive.defaults());
-  }
-
-  /**
-   * A registry whose resources are {@code prefix + key} and whose leases are kept alive with {@code
-   * keepAlive} (e.g. {@code KeepAlive.defaults().maxHold(Duration.ofHours(1))}).
-   *
-   * @param ttl the TTL of each lease: how long the lock outlives a holder that stopped renewing
-   * @throws IllegalArgumentException if {@code ttl} is not positive
-   */
-  public RedlockLockRegistry(Redlock redlock, Duration ttl, String prefix, KeepAlive keepAlive) {
     this.redlock = Objects.requireNonNull(redlock, "redlock must not be null");
     this.ttl = Objects.requireNonNull(ttl, "ttl must not be null");
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, got " + ttl);
     }
     this.prefix = Objects.requireNonNull(prefix, "prefix must not be null (use \"\" for none)");
-    this.keepAlive = Objects.requireNonNull(keepAlive, "keepAlive must not be null");
   }
 
-  /**
-   * The lock of {@code lockKey}: the same instance for the same key until it is expired by {@link
-   * #expireUnusedOlderThan}.
-   *
-   * @throws IllegalArgumentException if the key is not a non-empty {@link String}
-   */
+  /** The lock of a non-empty String key: the same one until {@link #expireUnusedOlderThan}. */
   @Override
   public RedlockRegistryLock obtain(Object lockKey) {
-    String key = key(lockKey);
-    RedlockRegistryLock lock = locks.get(key);
-    if (lock == null) {
-      lock =
-          locks.computeIfAbsent(
-              key, k -> new RedlockRegistryLock(redlock, prefix + k, ttl, keepAlive));
-    }
+    RedlockRegistryLock lock =
+        locks.computeIfAbsent(key(lockKey), k -> new RedlockRegistryLock(redlock, prefix + k, ttl));
     lock.touch();
     return lock;
   }
 
   /**
    * Forgets the locks that are not held and were not used for {@code age} milliseconds, so that a
-   * registry used with many keys does not grow for ever; call it now and then. Also releases the
-   * leases of threads that died holding a lock, and forgets those locks.
+   * registry used with many keys does not grow for ever; call it now and then.
    */
   @Override
   public void expireUnusedOlderThan(long age) {
     long nanos = TimeUnit.MILLISECONDS.toNanos(Math.max(0, age));
     long now = System.nanoTime();
-    locks
-        .entrySet()
-        .removeIf(
-            e -> {
-              RedlockRegistryLock lock = e.getValue();
-              if (lock.heldByDeadThread()) {
-                lock.releaseForDeadThread();
-                return true;
-              }
-              return lock.unusedFor(nanos, now);
-            });
+    locks.values().removeIf(lock -> lock.unusedFor(nanos, now));
   }
 
   /**
-   * Extends the lease of {@code lockKey}'s lock, held by the current thread, to the registry's TTL
-   * now. Leases are kept alive anyway; this is for callers that want to make sure before a step.
+   * Extends the current thread's lease of {@code lockKey} to the TTL now (it is kept alive anyway).
    *
-   * @throws IllegalStateException if the current thread does not hold the lock, or the lease could
-   *     not be extended (lost, or too few nodes agreed)
+   * @throws IllegalStateException if this thread does not hold it, or it could not be extended
    */
   @Override
   public void renewLock(Object lockKey) {
@@ -148,14 +104,6 @@ public final class RedlockLockRegistry implements ExpirableLockRegistry, Renewab
 
   @Override
   public String toString() {
-    return "RedlockLockRegistry[prefix '"
-        + prefix
-        + "', ttl "
-        + ttl
-        + ", "
-        + locks.size()
-        + " locks, nodes "
-        + redlock.nodes()
-        + "]";
+    return "RedlockLockRegistry['" + prefix + "', ttl " + ttl + ", " + locks.size() + " locks]";
   }
 }

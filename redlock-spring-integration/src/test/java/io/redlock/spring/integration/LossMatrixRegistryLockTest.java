@@ -3,7 +3,6 @@ package io.redlock.spring.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.redlock.KeepAlive;
 import io.redlock.LeaseLostException;
 import io.redlock.Redlock;
 import io.redlock.testservers.RedisServer;
@@ -45,16 +44,14 @@ class LossMatrixRegistryLockTest {
   private String key;
   private ExecutorService threads;
 
-  /** How the holder's lease ends (a registry lock is always kept alive). */
+  /** How the holder's lease ends (a registry lock, as {@code asLock}, is always kept alive). */
   enum Ending {
     /** Its key deleted on 2 of 3 nodes, as {@code redlock unlock --force} does. */
     DELETED,
     /** 2 of 3 nodes frozen (SIGSTOP). */
     MAJORITY_UNREACHABLE,
     /** Released through another handle of its token, from {@code resume}. */
-    RELEASED_ELSEWHERE,
-    /** The keep-alive stopped at {@code KeepAlive.maxHold} and the TTL ran out. */
-    TTL_RAN_OUT
+    RELEASED_ELSEWHERE
   }
 
   @BeforeAll
@@ -115,7 +112,6 @@ class LossMatrixRegistryLockTest {
         String token = redis.get(2).command("GET", resource);
         other.resume(resource, token, TTL).release();
       }
-      case TTL_RAN_OUT -> {} // the keep-alive stops by itself at maxHold
     }
   }
 
@@ -137,11 +133,7 @@ class LossMatrixRegistryLockTest {
   @EnumSource(Ending.class)
   @DisplayName("after a loss: reentry throws, other threads wait, unlock names the loss")
   void lostWhileHeld(Ending ending) throws Exception {
-    KeepAlive keepAlive =
-        ending == Ending.TTL_RAN_OUT
-            ? KeepAlive.defaults().maxHold(Duration.ofMillis(200))
-            : KeepAlive.defaults();
-    RedlockLockRegistry registry = new RedlockLockRegistry(redlock1, TTL, "si:", keepAlive);
+    RedlockLockRegistry registry = new RedlockLockRegistry(redlock1, TTL, "si:");
     RedlockLockRegistry process2 = new RedlockLockRegistry(redlock2, TTL, "si:");
     RedlockRegistryLock lock = registry.obtain(key);
     lock.lock();
@@ -152,7 +144,7 @@ class LossMatrixRegistryLockTest {
     AtomicLong lastLockedCallStart = new AtomicLong(Long.MIN_VALUE);
     CompletableFuture<Long> process2Granted = new CompletableFuture<>();
     CountDownLatch process2Release = new CountDownLatch(1);
-    boolean concurrent = ending == Ending.MAJORITY_UNREACHABLE || ending == Ending.TTL_RAN_OUT;
+    boolean concurrent = ending == Ending.MAJORITY_UNREACHABLE;
 
     end(ending, lock.resource());
     try {
