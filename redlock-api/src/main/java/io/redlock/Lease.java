@@ -94,6 +94,23 @@ public interface Lease extends AutoCloseable {
   ReleaseOutcome release();
 
   /**
+   * {@link #release()}, then waits for late replies, for a caller that is about to exit and so
+   * cannot leave the clean-up to the library's background thread: up to {@code maxWait} for the
+   * calls of this lease that were given up on (an acquire whose grant may still come, a release cut
+   * short by the per-node timeout) to end, late grants being released as they arrive; then sends
+   * the release again, with the usual per-node timeout, to every node where the key may remain.
+   * Nodes that are down are not waited for.
+   *
+   * @param maxWait how long to wait for late replies; zero only sends the release again where it
+   *     can
+   * @return the outcome, where {@link ReleaseOutcome#failedNodes()} are the nodes on which the key
+   *     may still be (it expires there by TTL), {@link ReleaseOutcome#answered()} the others, and
+   *     {@link ReleaseOutcome#complete()} true when no key can be left behind
+   * @throws IllegalArgumentException if {@code maxWait} is null or negative
+   */
+  ReleaseOutcome releaseAwaitingLate(java.time.Duration maxWait);
+
+  /**
    * Keeps this lease alive with the {@linkplain KeepAlive#defaults() defaults}: see {@link
    * #keepAlive(KeepAlive)}.
    *

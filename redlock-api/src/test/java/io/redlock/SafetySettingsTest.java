@@ -81,6 +81,11 @@ class SafetySettingsTest {
           }
 
           @Override
+          public ReleaseOutcome releaseAwaitingLate(Duration maxWait) {
+            return release();
+          }
+
+          @Override
           public Lease keepAlive(KeepAlive options) {
             return this;
           }

@@ -145,9 +145,18 @@ final class Attempt implements FanOut.Policy<AcquireResult> {
   }
 
   @Override
+  public void abandoned(int node) {
+    lease.lateCalls().abandoned(node, true);
+  }
+
+  @Override
   public void ended(int node, AcquireResult late) {
+    LateCalls calls = lease.lateCalls();
     if (late != null && late.acquired() && lease.isDone()) {
-      quorum.releaseLate(node, lease.resource(), lease.token(), nodeTimeoutNanos);
+      quorum.releaseLate(
+          node, lease.resource(), lease.token(), nodeTimeoutNanos, () -> calls.ended(node));
+    } else {
+      calls.ended(node);
     }
   }
 

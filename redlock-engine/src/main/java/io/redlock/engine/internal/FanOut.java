@@ -59,6 +59,9 @@ final class FanOut {
      * its late answer, or null if there is none. On any thread; must return quickly.
      */
     default void ended(int node, T late) {}
+
+    /** The call on {@code node} is given up on: {@link #ended} follows. Must return quickly. */
+    default void abandoned(int node) {}
   }
 
   private final String[] names;
@@ -300,6 +303,7 @@ final class FanOut {
 
   /** Gives up on a started call; its end, whenever it comes, is counted and passed on. */
   private <T> void abandon(String operation, Policy<T> policy, int i, Reply<T> reply) {
+    policy.abandoned(i);
     try {
       reply.abandon(
           late -> {
@@ -316,6 +320,7 @@ final class FanOut {
     } catch (RuntimeException e) {
       states.ended(i); // the backend broke its contract: do not count the call for ever
       LOG.debug("{}: could not abandon {}: {}", names[i], operation, e.toString());
+      policy.ended(i, null);
     }
   }
 

@@ -124,12 +124,25 @@ final class MultiLease implements Lease {
 
   @Override
   public ReleaseOutcome release() {
+    return release(false, 0);
+  }
+
+  @Override
+  public ReleaseOutcome releaseAwaitingLate(Duration maxWait) {
+    return release(true, System.nanoTime() + QuorumLease.lateWaitNanos(maxWait));
+  }
+
+  /** Releases every part, if {@code late} waiting for late replies until {@code deadline}. */
+  private ReleaseOutcome release(boolean late, long deadline) {
     int deleted = 0;
     int answered = 0;
     int nodes = 0;
     List<String> failed = new ArrayList<>();
     for (Lease p : parts) {
-      ReleaseOutcome o = p.release();
+      ReleaseOutcome o =
+          !late
+              ? p.release()
+              : p.releaseAwaitingLate(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
       deleted += o.deleted();
       answered += o.answered();
       nodes += o.nodes();

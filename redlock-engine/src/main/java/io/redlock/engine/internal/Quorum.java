@@ -49,7 +49,16 @@ final class Quorum {
    * Compare-and-delete on every node, awaited against one deadline. Never throws because of a node.
    */
   ReleaseOutcome releaseAll(String resource, String token, long nodeTimeoutNanos) {
-    Release release = new Release(resource, token);
+    return releaseAll(resource, token, nodeTimeoutNanos, null, null);
+  }
+
+  /**
+   * Like {@link #releaseAll(String, String, long)}, on the nodes {@code only} marks (all if null),
+   * telling {@code lease} of the calls it gives up on (if not null).
+   */
+  ReleaseOutcome releaseAll(
+      String resource, String token, long nodeTimeoutNanos, boolean[] only, QuorumLease lease) {
+    Release release = new Release(resource, token, only, lease);
     fanOut.run("release", release, ticker.read() + nodeTimeoutNanos);
     return new ReleaseOutcome(
         release.deleted, release.answered, nodes.length, inNodeOrder(release.failed));
@@ -59,18 +68,36 @@ final class Quorum {
   private final class Release implements FanOut.Policy<Boolean> {
     private final String resource;
     private final String token;
+    private final boolean[] only;
+    private final QuorumLease lease;
     int deleted;
     int answered;
     List<String> failed;
 
-    Release(String resource, String token) {
+    Release(String resource, String token, boolean[] only, QuorumLease lease) {
       this.resource = resource;
       this.token = token;
+      this.only = only;
+      this.lease = lease;
     }
 
     @Override
     public io.redlock.spi.Reply<Boolean> start(int node) {
-      return nodes[node].release(resource, token);
+      return only == null || only[node] ? nodes[node].release(resource, token) : null;
+    }
+
+    @Override
+    public void abandoned(int node) {
+      if (lease != null) {
+        lease.lateCalls().abandoned(node, false);
+      }
+    }
+
+    @Override
+    public void ended(int node, Boolean late) {
+      if (lease != null) {
+        lease.lateCalls().ended(node);
+      }
     }
 
     @Override
@@ -95,14 +122,23 @@ final class Quorum {
    * its acquisition had given up on it. Sent only once the node has answered the acquire, so the
    * acquire cannot overtake it.
    */
-  void releaseLate(int node, String resource, String token, long nodeTimeoutNanos) {
-    background.run(
-        "releasing a late grant of '" + resource + "' on " + names[node],
-        () -> {
-          long deadline = ticker.read() + nodeTimeoutNanos;
-          fanOut.runOne("late release", node, new Release(resource, token), deadline);
-          LOG.debug("{}: late grant of '{}' released", names[node], resource);
-        });
+  void releaseLate(int node, String resource, String token, long nodeTimeoutNanos, Runnable done) {
+    boolean queued =
+        background.run(
+            "releasing a late grant of '" + resource + "' on " + names[node],
+            () -> {
+              try {
+                long deadline = ticker.read() + nodeTimeoutNanos;
+                fanOut.runOne(
+                    "late release", node, new Release(resource, token, null, null), deadline);
+                LOG.debug("{}: late grant of '{}' released", names[node], resource);
+              } finally {
+                done.run();
+              }
+            });
+    if (!queued) {
+      done.run();
+    }
   }
 
   /** Failed node names in the order the nodes were given. */

@@ -74,6 +74,9 @@ final class QuorumLease implements Lease {
   /** The first release's outcome, returned again by later calls. Guarded by lock. */
   private ReleaseOutcome released;
 
+  /** The calls of this lease given up on, made when the first one is. */
+  private volatile LateCalls lateCalls;
+
   /** Why the lease was lost, once it was. */
   private volatile LeaseLost lost;
 
@@ -586,7 +589,7 @@ final class QuorumLease implements Lease {
         redlock.scheduler.unwatch(this);
       }
       ReleaseOutcome outcome =
-          redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl));
+          redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl), null, this);
       released = outcome;
       redlock.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
       if (redlock.listening.on) {
@@ -605,6 +608,71 @@ final class QuorumLease implements Lease {
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Checks the bound of {@link #releaseAwaitingLate}; in nanoseconds. */
+  static long lateWaitNanos(Duration maxWait) {
+    if (maxWait == null || maxWait.isNegative()) {
+      throw new IllegalArgumentException(
+          "maxWait must be zero or positive, got "
+              + maxWait
+              + "; pass how long to wait for late replies, e.g. Duration.ofSeconds(2)");
+    }
+    return QuorumRedlock.saturatedNanos(maxWait);
+  }
+
+  /** The calls of this lease given up on; made at the first. */
+  LateCalls lateCalls() {
+    LateCalls l = lateCalls;
+    if (l == null) {
+      synchronized (this) {
+        l = lateCalls;
+        if (l == null) {
+          l = new LateCalls(redlock.quorum.size());
+          lateCalls = l;
+        }
+      }
+    }
+    return l;
+  }
+
+  @Override
+  public ReleaseOutcome releaseAwaitingLate(Duration maxWait) {
+    long deadline = System.nanoTime() + lateWaitNanos(maxWait);
+    ReleaseOutcome first = release();
+    LateCalls late = lateCalls;
+    if (late == null && first.complete()) {
+      return first;
+    }
+    boolean[] stillLate = late == null ? new boolean[0] : late.awaitEnded(deadline);
+    Quorum quorum = redlock.quorum;
+    int n = quorum.size();
+    boolean[] unsure = new boolean[n];
+    boolean[] again = new boolean[n];
+    boolean any = false;
+    for (int i = 0; i < n; i++) {
+      boolean acquireLate = late != null && late.lateAcquire(i);
+      // A key may remain where the node granted or its grant may come late, and where the release
+      // was not answered or an acquire was still under way.
+      unsure[i] =
+          (granted == null || granted[i] || acquireLate)
+              && (acquireLate || first.failedNodes().contains(quorum.names[i]));
+      // Once nothing of this lease is under way on the node, a release answered there is final.
+      again[i] = unsure[i] && (late == null || !stillLate[i]);
+      any |= again[i];
+    }
+    ReleaseOutcome second =
+        any ? quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl), again, null) : null;
+    List<String> failed = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      String name = quorum.names[i];
+      if (unsure[i] && !(again[i] && !second.failedNodes().contains(name))) {
+        failed.add(name);
+      }
+    }
+    int answered = n - failed.size();
+    int deleted = Math.min(answered, first.deleted() + (second == null ? 0 : second.deleted()));
+    return new ReleaseOutcome(deleted, answered, n, failed);
   }
 
   @Override

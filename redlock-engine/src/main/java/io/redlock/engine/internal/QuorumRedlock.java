@@ -537,7 +537,7 @@ final class QuorumRedlock implements Redlock {
   // ---------------------------------------------------------------------------------------------
   // Arguments, tokens, timing
 
-  private static long checkMaxWait(Duration maxWait) {
+  static long checkMaxWait(Duration maxWait) {
     if (maxWait == null) {
       throw new IllegalArgumentException(
           "maxWait must not be null; pass Duration.ZERO for a single attempt");
