@@ -1,17 +1,10 @@
 package io.redlock.jdbc;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
-import com.zaxxer.hikari.HikariPoolMXBean;
-import com.zaxxer.hikari.pool.HikariPool;
-import com.zaxxer.hikari.util.DriverDataSource;
 import io.redlock.RedlockNonTransientException;
-import io.redlock.jdbc.internal.EvictBrokenConnections;
+import io.redlock.jdbc.internal.BuiltInPool;
 import io.redlock.jdbc.internal.JdbcOptions;
-import io.redlock.jdbc.internal.LifoExecutor;
 import io.redlock.jdbc.internal.LockTable;
 import io.redlock.jdbc.internal.PgReleaseNotifications;
-import io.redlock.jdbc.internal.PoolConnections;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
@@ -22,7 +15,6 @@ import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.spi.support.Replies;
-import io.redlock.sql.internal.Dialect;
 import io.redlock.sql.internal.KeyCodec;
 import io.redlock.sql.internal.SqlOptions;
 import io.redlock.sql.internal.TableName;
@@ -34,15 +26,14 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A lock node on a SQL database: PostgreSQL, MariaDB/MySQL, SQLite or H2. Every operation is one
@@ -85,17 +76,12 @@ import org.slf4j.LoggerFactory;
  * <table>_incarnation} table (in H2 a {@code NOT PERSISTENT} one, so that it changes whenever the
  * database is opened anew).
  *
- * <p>Blocking JDBC calls are queued on a small per-node thread pool so that the engine can ask many
- * nodes at once. On PostgreSQL and MariaDB/MySQL with the built-in pool, the engine's own thread
- * takes over a queued call when it gets to it before a worker does (saving two thread hops), within
- * its remaining wait: the borrow from the pool waits at most that long (the validation of a
- * connection that sat idle for over 500 ms included: a ping under a network timeout of what is
- * left, instead of HikariCP's, which takes whole seconds), and the connection's network timeout
- * bounds every read. A node whose last call failed runs on its workers only until a call succeeds
- * again, so a stall holds up each thread that is awaiting the node at that moment once, not call
- * after call. A read timeout costs that connection, which the pool replaces. The JDBC driver itself
- * is not bundled: add the one for your database. For PostgreSQL without a thread per call, see
- * {@code redlock-backend-postgres}.
+ * <p>Blocking JDBC calls run on an executor of the node's (a virtual thread per call where the JDK
+ * has them, else up to {@code poolSize} daemon threads) so that the engine can ask many nodes at
+ * once; each statement is bounded by the driver's own query timeout ({@link Builder#queryTimeout}),
+ * and a reply that is not awaited long enough ends as a node timeout. The JDBC driver itself is not
+ * bundled: add the one for your database. For PostgreSQL without a thread per call, see {@code
+ * redlock-backend-postgres}.
  *
  * <p><b>Failures to connect.</b> The built-in pool connects lazily, in the background, and retries.
  * While it has no connection and its last attempt to open one failed for a reason that a retry does
@@ -107,8 +93,6 @@ import org.slf4j.LoggerFactory;
  * to the connection timeout.
  */
 public final class JdbcLockNode implements LockNode {
-  private static final Logger log = LoggerFactory.getLogger(JdbcLockNode.class);
-  private static final AtomicInteger POOLS = new AtomicInteger();
   private static final NodeCapabilities CAPABILITIES =
       NodeCapabilities.millisecondPrecision()
           .withFencing()
@@ -118,39 +102,54 @@ public final class JdbcLockNode implements LockNode {
 
   private final String name;
   private final LockTable table;
-  private final HikariDataSource ownedPool;
-  private final LifoExecutor executor;
+  private final BuiltInPool pool;
+  private final ExecutorService executor;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final NodeCapabilities capabilities;
 
   /** PostgreSQL's LISTEN/NOTIFY for nodes built from a URL; null otherwise. */
   private final PgReleaseNotifications notifications;
 
-  private final BooleanSupplier inlineAllowed = this::inlineAllowed;
-
   private JdbcLockNode(
       String name,
       LockTable table,
-      HikariDataSource ownedPool,
+      BuiltInPool pool,
       int threads,
       PgReleaseNotifications notifications) {
     this.name = name;
+    this.table = table;
+    this.pool = pool;
     this.notifications = notifications;
     this.capabilities =
         notifications == null ? CAPABILITIES : CAPABILITIES.withReleaseNotifications();
-    this.table = table;
-    this.ownedPool = ownedPool;
-    int serial = POOLS.incrementAndGet();
-    AtomicInteger thread = new AtomicInteger();
-    ThreadFactory factory =
-        r -> {
-          Thread t = new Thread(r, "redlock-jdbc-" + serial + "-" + thread.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        };
-    // the worker that went idle last gets the next call, and keeps its warm connection; bounded
-    // backlog: an overloaded node fails fast (a "no" vote) instead of piling up work
-    this.executor = new LifoExecutor(threads, 1024, 30, TimeUnit.SECONDS, factory);
+    this.executor = newExecutor(threads, name);
+  }
+
+  /**
+   * A virtual thread per call where the JDK has them (21 and later); else up to {@code threads}
+   * daemon threads, which end after 30 s idle, with a bounded backlog: an overloaded node fails
+   * fast (a "no" vote) instead of piling up work.
+   */
+  private static ExecutorService newExecutor(int threads, String name) {
+    try {
+      return (ExecutorService)
+          Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+    } catch (ReflectiveOperationException beforeJava21) {
+      ThreadPoolExecutor pool =
+          new ThreadPoolExecutor(
+              threads,
+              threads,
+              30,
+              TimeUnit.SECONDS,
+              new LinkedBlockingQueue<>(1024),
+              r -> {
+                Thread t = new Thread(r, "redlock-jdbc " + name);
+                t.setDaemon(true);
+                return t;
+              });
+      pool.allowCoreThreadTimeOut(true);
+      return pool;
+    }
   }
 
   /**
@@ -228,29 +227,28 @@ public final class JdbcLockNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(budget -> table.acquire(key, kt[0], kt[1], checked, budget));
+    return call(() -> table.acquire(key, kt[0], kt[1], checked, false));
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
     byte[][] kt = check(key, token);
     // a release is run even when the engine stops waiting for it: see Reply.abandon
-    return Replies.supplyAsyncOrInline(
-        budget -> table.release(kt[0], kt[1], budget), inlineAllowed, executor, name, false);
+    return Replies.supplyAsync(() -> table.release(kt[0], kt[1]), executor, name, false);
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(budget -> table.extend(kt[0], kt[1], checked, budget));
+    return call(() -> table.extend(kt[0], kt[1], checked));
   }
 
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     byte[][] kt = check(key, token);
     Duration checked = LockNodeArguments.requireTtl(ttl, capabilities());
-    return submit(budget -> table.acquireFenced(key, kt[0], kt[1], checked, budget));
+    return call(() -> table.acquire(key, kt[0], kt[1], checked, true));
   }
 
   @Override
@@ -260,17 +258,17 @@ public final class JdbcLockNode implements LockNode {
       throw new IllegalArgumentException(
           "atLeast must be a positive fencing counter, got " + atLeast);
     }
-    return submit(budget -> table.raiseFence(kt[0], kt[1], atLeast, budget));
+    return call(() -> table.raiseFence(kt[0], kt[1], atLeast));
   }
 
   @Override
   public Reply<NodeStatus> status() {
     requireOpen();
-    return submit(table::status);
+    return call(table::status);
   }
 
   /**
-   * The database's clock, read afresh by one statement on the node's worker pool: PostgreSQL {@code
+   * The database's clock, read afresh by one statement on the node's executor: PostgreSQL {@code
    * clock_timestamp()}, MariaDB/MySQL {@code UTC_TIMESTAMP(6)} (both 1 µs), H2 {@code
    * CURRENT_TIMESTAMP(9)} (the clock of the JVM running the database), SQLite {@code
    * julianday('now')} (1 ms; always this machine's clock, read by the SQLite library in this
@@ -279,7 +277,7 @@ public final class JdbcLockNode implements LockNode {
   @Override
   public Reply<Instant> serverTime() {
     requireOpen();
-    return submit(table::serverTime);
+    return call(table::serverTime);
   }
 
   /** Who holds {@code key}: its token and remaining time, read by one statement. */
@@ -287,7 +285,7 @@ public final class JdbcLockNode implements LockNode {
   public Reply<Optional<KeyHolder>> inspect(String key) {
     requireOpen();
     LockNodeArguments.requireKey(key);
-    return submit(() -> table.inspect(key));
+    return call(() -> table.inspect(key));
   }
 
   /**
@@ -298,27 +296,9 @@ public final class JdbcLockNode implements LockNode {
     return table.ddl();
   }
 
-  private <T> Reply<T> submit(Supplier<T> operation) {
+  /** Runs {@code operation} on the node's executor; dropped if abandoned before it starts. */
+  private <T> Reply<T> call(Supplier<T> operation) {
     return Replies.supplyAsync(operation, executor, name);
-  }
-
-  /**
-   * A lock operation: queued on the worker pool, but run by the engine's own thread if it awaits
-   * the reply first (saving two thread hops), within that thread's remaining wait (see the class
-   * comment): on a database whose statements a network timeout bounds, through the built-in pool,
-   * while the node's last call succeeded and a connection is idle.
-   */
-  private <T> Reply<T> submit(Replies.Budgeted<T> operation) {
-    return Replies.supplyAsyncOrInline(operation, inlineAllowed, executor, name);
-  }
-
-  private boolean inlineAllowed() {
-    HikariDataSource pool = ownedPool;
-    if (pool == null || !table.boundsInlineCalls()) {
-      return false;
-    }
-    HikariPoolMXBean stats = pool.getHikariPoolMXBean();
-    return stats != null && stats.getIdleConnections() > 0;
   }
 
   private void requireOpen() {
@@ -337,14 +317,13 @@ public final class JdbcLockNode implements LockNode {
   }
 
   /**
-   * Stops the worker threads (calls under way may finish for a moment) and closes the built-in
-   * pool; a DataSource given by the caller stays open. Idempotent.
+   * Stops the executor (calls under way may finish for a moment) and closes the built-in pool; a
+   * DataSource given by the caller stays open. Idempotent.
    *
    * <p>On a node that is down, close does not wait for what cannot succeed: while the built-in pool
-   * has no connection, a worker can only be waiting for one until the connection timeout, so it is
+   * has no connection, a call can only be waiting for one until the connection timeout, so it is
    * interrupted at once instead of awaited; and HikariCP's own shutdown, which then waits up to its
-   * login timeout for the connection attempt under way, finishes on a daemon thread. (Both waits
-   * together held a process's exit for about 4 s after its last lock call.)
+   * login timeout for the connection attempt under way, finishes on a daemon thread.
    */
   @Override
   public void close() {
@@ -356,7 +335,7 @@ public final class JdbcLockNode implements LockNode {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
       while (!executor.awaitTermination(10, TimeUnit.MILLISECONDS)
           && System.nanoTime() - deadline < 0
-          && !unconnected()) {
+          && (pool == null || !pool.unconnected())) {
         // calls under way (a release, say) may still finish
       }
     } catch (InterruptedException e) {
@@ -366,25 +345,13 @@ public final class JdbcLockNode implements LockNode {
     if (notifications != null) {
       notifications.close();
     }
-    if (ownedPool != null) {
-      if (unconnected()) {
-        Thread closer = new Thread(ownedPool::close, "redlock-jdbc-close " + name);
-        closer.setDaemon(true);
-        closer.start();
-      } else {
-        ownedPool.close();
-      }
+    if (pool != null && pool.unconnected()) {
+      Thread closer = new Thread(pool::close, "redlock-jdbc-close " + name);
+      closer.setDaemon(true);
+      closer.start();
+    } else if (pool != null) {
+      pool.close();
     }
-  }
-
-  /** Whether the built-in pool has no connection at all: the database is down or unreachable. */
-  private boolean unconnected() {
-    HikariDataSource pool = ownedPool;
-    if (pool == null) {
-      return false;
-    }
-    HikariPoolMXBean stats = pool.getHikariPoolMXBean();
-    return stats != null && stats.getTotalConnections() == 0;
   }
 
   @Override
@@ -470,9 +437,9 @@ public final class JdbcLockNode implements LockNode {
     }
 
     /**
-     * Connections in the built-in pool and worker threads of the node (default 8, 1 to 256). A lock
-     * operation holds a connection for one statement only; size it to the calls one client has in
-     * flight on the node at once (about its threads that lock at the same time).
+     * Connections in the built-in pool, and the node's threads on a JDK without virtual threads
+     * (default 8, 1 to 256). A lock operation holds a connection for one statement only; size it to
+     * the calls one client has in flight on the node at once (about its threads that lock at once).
      */
     public Builder poolSize(int size) {
       if (size < 1 || size > 256) {
@@ -542,25 +509,18 @@ public final class JdbcLockNode implements LockNode {
       if (dataSource != null) {
         String n =
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
-        LockTable t = new LockTable(dataSource, n, table, createTable, queryTimeout, null);
+        LockTable t =
+            new LockTable(dataSource::getConnection, n, table, createTable, queryTimeout, null);
         return new JdbcLockNode(n, t, null, poolSize, null);
       }
       String n = name != null ? name : displayName(url);
       String subprotocol = JdbcOptions.subprotocol(url);
       requireDriver(n, subprotocol, options.driverUrl());
-      Dialect expected = LockTable.dialectFor(subprotocol);
-      // the pool opens its connections through this, which remembers how the last attempt ended
-      java.util.Properties driverProperties = new java.util.Properties();
-      HikariConfig config = poolConfig(subprotocol, driverProperties);
-      PoolConnections connections =
-          new PoolConnections(
-              new DriverDataSource(options.driverUrl(), null, driverProperties, null, null));
-      config.setDataSource(connections);
-      HikariDataSource pool = new HikariDataSource(config);
-      connections.attach((HikariPool) pool.getHikariPoolMXBean());
-      LockTable t = new LockTable(pool, n, table, createTable, queryTimeout, expected);
-      // borrows with a time limit per call, that fail at once on a password the database refused
-      t.usePool(connections::borrow, connectionTimeout);
+      BuiltInPool pool =
+          new BuiltInPool(options, driverProperties(subprotocol), poolSize, connectionTimeout);
+      LockTable t =
+          new LockTable(
+              pool::borrow, n, table, createTable, queryTimeout, LockTable.dialectFor(subprotocol));
       PgReleaseNotifications notifications = null;
       if (releaseNotifications && subprotocol.equals("postgresql")) {
         t.notifyReleases();
@@ -589,23 +549,9 @@ public final class JdbcLockNode implements LockNode {
       return DriverManager.getConnection(options.driverUrl(), properties);
     }
 
-    /**
-     * The pool's settings; the driver's go to {@code driverProperties}, for the DataSource that
-     * {@link #build} gives the pool.
-     */
-    private HikariConfig poolConfig(String subprotocol, java.util.Properties driverProperties) {
-      HikariConfig config = new HikariConfig();
-      // not to open connections (the DataSource does): HikariCP looks at it to see MySQL's driver,
-      // whose network timeout it then sets synchronously
-      config.setJdbcUrl(options.driverUrl());
-      config.setPoolName("redlock-jdbc-" + POOLS.get() + "-" + subprotocol);
-      config.setMaximumPoolSize(poolSize);
-      config.setMinimumIdle(Math.min(poolSize, 1));
-      config.setConnectionTimeout(connectionTimeout.toMillis());
-      config.setValidationTimeout(Math.max(250, connectionTimeout.toMillis() / 2));
-      config.setInitializationFailTimeout(-1); // start without a connection: the node may be down
-      config.setAutoCommit(true);
-      config.setExceptionOverride(new EvictBrokenConnections());
+    /** The driver's settings for the built-in pool, where the URL does not set them. */
+    private java.util.Properties driverProperties(String subprotocol) {
+      java.util.Properties driverProperties = new java.util.Properties();
       long socketSeconds = (queryTimeout.toMillis() + 999) / 1000 + 5;
       long connectSeconds = Math.max(1, (connectionTimeout.toMillis() + 999) / 1000);
       switch (subprotocol) {
@@ -631,7 +577,7 @@ public final class JdbcLockNode implements LockNode {
           // H2 and others: driver defaults
         }
       }
-      return config;
+      return driverProperties;
     }
 
     /**

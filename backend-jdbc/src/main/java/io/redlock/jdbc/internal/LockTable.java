@@ -1,6 +1,5 @@
 package io.redlock.jdbc.internal;
 
-import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.AcquireResult;
@@ -15,60 +14,48 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import javax.sql.DataSource;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lock table of one node: checks (or creates) the table on first use, then runs each operation
- * on a connection borrowed for that operation only, as one statement where the dialect allows it.
- * Blocking; the node calls it from its worker threads, or from the thread awaiting a reply with a
- * time budget (see {@link #boundsInlineCalls}).
+ * on a connection borrowed for that operation only, as one statement where the dialect allows it,
+ * under the driver's own query timeout. Blocking; the node calls it from its executor.
  *
  * <p>A table created by an earlier version has no {@code fence} column. Plain locks keep working on
  * it; the node adds the column when it may create tables, and otherwise fencing calls fail with the
  * {@code ALTER TABLE} to run.
  */
 public final class LockTable {
-  /** Whether this node has taken fenced locks: then releases use the combined statement. */
-  private volatile boolean fencedLocks;
-
-  /** Serializes the one-time schema checks, which run SQL. */
-  private final java.util.concurrent.locks.ReentrantLock schemaLock =
-      new java.util.concurrent.locks.ReentrantLock();
-
-  /** A live key as the server sees it. */
+  /** Where connections come from: the built-in pool, or the caller's DataSource. */
+  @FunctionalInterface
+  public interface Connections {
+    /** A connection, which the caller closes. */
+    Connection borrow() throws SQLException;
+  }
 
   /** Work done with a connection. */
   @FunctionalInterface
   private interface Work<T> {
-    /**
-     * @param timeout the query timeout for its statements, in seconds; 0 for none; {@link #WATCHED}
-     *     for the table's query timeout, enforced by the {@link StatementWatchdog}
-     */
-    T run(Connection c, Dialect d, int timeout) throws SQLException;
+    T run(Connection c, Dialect d) throws SQLException;
   }
 
-  /** A {@link Work} timeout: the query timeout, kept by the watchdog instead of the driver. */
-  private static final int WATCHED = -1;
+  /** Serializes the one-time schema checks, which run SQL (not a monitor: see virtual threads). */
+  private final ReentrantLock schemaLock = new ReentrantLock();
 
-  /** Network timeouts are enforced on the socket; the executor is only a formality. */
-  private static final Executor DIRECT = Runnable::run;
-
-  private final DataSource dataSource;
+  private final Connections connections;
   private final String node;
   private final TableName table;
   private final boolean createTable;
   private final int queryTimeoutSeconds;
-  private final long queryTimeoutNanos;
-  private final StatementWatchdog watchdog = StatementWatchdog.SHARED;
   private final Dialect expected;
   private volatile Dialect dialect;
   private volatile boolean fenceColumn;
+
+  /** Whether this node has taken fenced locks: then releases use the combined statement. */
+  private volatile boolean fencedLocks;
 
   /** The lock statements' SQL for the dialect in use; see {@link #sql(Dialect)}. */
   private volatile Sql sql;
@@ -77,23 +64,7 @@ public final class LockTable {
   private volatile boolean notifyReleases;
 
   /**
-   * How connections are borrowed from the built-in pool within a time limit; null for a caller's
-   * DataSource (then there are no inline calls).
-   */
-  private volatile BoundedBorrow boundedBorrow;
-
-  /** How long a worker waits to borrow from the built-in pool, in milliseconds. */
-  private volatile long borrowMillis;
-
-  /**
-   * False after any call failed (a timeout included), true again after one succeeded: a node that
-   * has just failed answers on its workers only, so that a stalled database cannot hold up the
-   * engine's thread call after call.
-   */
-  private volatile boolean healthy = true;
-
-  /**
-   * @param dataSource where connections come from
+   * @param connections where connections come from
    * @param node the node's redacted name, for messages
    * @param table the table
    * @param createTable whether a missing table may be created
@@ -102,68 +73,40 @@ public final class LockTable {
    *     {@code null}
    */
   public LockTable(
-      DataSource dataSource,
+      Connections connections,
       String node,
       TableName table,
       boolean createTable,
       Duration queryTimeout,
       Dialect expected) {
-    this.dataSource = dataSource;
+    this.connections = connections;
     this.node = node;
     this.table = table;
     this.createTable = createTable;
     long seconds = (queryTimeout.toMillis() + 999) / 1000;
     this.queryTimeoutSeconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, seconds));
-    this.queryTimeoutNanos = TimeUnit.SECONDS.toNanos(queryTimeoutSeconds);
     this.expected = expected;
   }
 
-  /** Conditional insert with expiry on the server's clock. */
-  public AcquireResult acquire(
-      String key, byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
-    byte[] hash = KeyCodec.hash(keyBytes);
-    return run(
-        "tryAcquire",
-        budget,
-        (c, d, t) -> {
-          try (PreparedStatement ps = prepare(c, sql(d).acquire(), t)) {
-            ps.setBytes(1, hash);
-            ps.setString(2, KeyCodec.display(key));
-            ps.setBytes(3, token);
-            ps.setLong(4, d.ttlUnits(ttl));
-            int count = ps.executeUpdate();
-            return AcquireResult.of(
-                d.acquireStyle() == Dialect.AcquireStyle.AFFECTED_ROWS
-                    ? count == 1 || count == 2
-                    : count == 1);
-          } catch (SQLException e) {
-            if (d.uniqueViolationMeansHeld()
-                && SqlErrors.classify(e) == SqlErrors.Kind.UNIQUE_VIOLATION) {
-              return AcquireResult.HELD; // lost a race to insert the absent key
-            }
-            throw e;
-          }
-        });
-  }
-
   /**
-   * Conditional insert with expiry that also raises the key's fencing counter, atomically with it
-   * (one statement on every dialect), and returns the new counter.
+   * Conditional insert with expiry on the server's clock; {@code fenced}, it also raises the key's
+   * fencing counter, atomically with it (one statement on every dialect), and returns the new one.
    */
-  public AcquireResult acquireFenced(
-      String key, byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
+  public AcquireResult acquire(
+      String key, byte[] keyBytes, byte[] token, Duration ttl, boolean fenced) {
     byte[] hash = KeyCodec.hash(keyBytes);
-    fencedLocks = true;
+    if (fenced) {
+      fencedLocks = true;
+    }
     return run(
-        "tryAcquireFenced",
-        budget,
-        (c, d, t) -> {
-          requireFenceColumn(c, d);
-          boolean returnsFence = d.fencedAcquireReturnsFence();
-          try (PreparedStatement ps =
-              returnsFence
-                  ? prepare(c, sql(d).acquireFenced(), t)
-                  : prepareWithKeys(c, sql(d).acquireFenced(), t)) {
+        fenced ? "tryAcquireFenced" : "tryAcquire",
+        (c, d) -> {
+          if (fenced) {
+            requireFenceColumn(c, d);
+          }
+          boolean returnsFence = fenced && d.fencedAcquireReturnsFence();
+          String statement = fenced ? sql(d).acquireFenced() : sql(d).acquire();
+          try (PreparedStatement ps = prepare(c, statement, fenced && !returnsFence)) {
             ps.setBytes(1, hash);
             ps.setString(2, KeyCodec.display(key));
             ps.setBytes(3, token);
@@ -174,11 +117,11 @@ public final class LockTable {
               }
             }
             int count = ps.executeUpdate();
-            boolean acquired =
-                d.acquireStyle() == Dialect.AcquireStyle.AFFECTED_ROWS
-                    ? count == 1 || count == 2
-                    : count == 1;
-            return acquired ? AcquireResult.acquired(generatedFence(c, ps)) : AcquireResult.HELD;
+            if (count != 1
+                && (count != 2 || d.acquireStyle() != Dialect.AcquireStyle.AFFECTED_ROWS)) {
+              return AcquireResult.HELD;
+            }
+            return fenced ? AcquireResult.acquired(generatedFence(c, ps)) : AcquireResult.of(true);
           } catch (SQLException e) {
             if (d.uniqueViolationMeansHeld()
                 && SqlErrors.classify(e) == SqlErrors.Kind.UNIQUE_VIOLATION) {
@@ -219,12 +162,11 @@ public final class LockTable {
    * counter is set, the second finds the same row with the same token, unless it expired in
    * between, when false is the right answer anyway.
    */
-  public boolean release(byte[] keyBytes, byte[] token, Duration budget) {
+  public boolean release(byte[] keyBytes, byte[] token) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "release",
-        budget,
-        (c, d, t) -> {
+        (c, d) -> {
           boolean fence = fenceColumn;
           Sql s = sql(d);
           // a node that takes fenced locks releases both kinds of row in one statement, if the
@@ -232,7 +174,7 @@ public final class LockTable {
           boolean combined = fence && fencedLocks && s.releaseCombined() != null;
           String statement =
               combined ? s.releaseCombined() : fence ? s.releaseFenced() : s.release();
-          try (PreparedStatement ps = prepare(c, statement, t)) {
+          try (PreparedStatement ps = prepare(c, statement)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             if (!d.releaseReturnsLiveness(fence)) {
@@ -251,7 +193,7 @@ public final class LockTable {
           if (!fence || combined || kept == null) {
             return false;
           }
-          try (PreparedStatement ps = prepare(c, kept, t)) {
+          try (PreparedStatement ps = prepare(c, kept)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             return ps.executeUpdate() == 1;
@@ -263,15 +205,14 @@ public final class LockTable {
    * If the key is live and holds the token, raises its fencing counter to at least {@code atLeast}:
    * true if it did (or the counter was already that high).
    */
-  public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast, Duration budget) {
+  public boolean raiseFence(byte[] keyBytes, byte[] token, long atLeast) {
     byte[] hash = KeyCodec.hash(keyBytes);
     fencedLocks = true;
     return run(
         "raiseFence",
-        budget,
-        (c, d, t) -> {
+        (c, d) -> {
           requireFenceColumn(c, d);
-          try (PreparedStatement ps = prepare(c, sql(d).raiseFence(), t)) {
+          try (PreparedStatement ps = prepare(c, sql(d).raiseFence())) {
             ps.setLong(1, atLeast);
             ps.setBytes(2, hash);
             ps.setBytes(3, token);
@@ -283,7 +224,7 @@ public final class LockTable {
           if (recheck == null) {
             return false;
           }
-          try (PreparedStatement ps = prepare(c, recheck, t)) {
+          try (PreparedStatement ps = prepare(c, recheck)) {
             ps.setBytes(1, hash);
             ps.setBytes(2, token);
             ps.setLong(3, atLeast);
@@ -298,8 +239,7 @@ public final class LockTable {
   public NodeStatus status() {
     return run(
         "status",
-        null,
-        (c, d, t) ->
+        (c, d) ->
             d.status(c, new Dialect.StatusContext(node, table, queryTimeoutSeconds, createTable)));
   }
 
@@ -309,9 +249,8 @@ public final class LockTable {
   public java.time.Instant serverTime() {
     return run(
         "serverTime",
-        null,
-        (c, d, t) -> {
-          try (PreparedStatement ps = prepare(c, d.serverTimeMicros(), t);
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.serverTimeMicros());
               ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) {
               throw new SQLException("the clock query returned no row: " + d.serverTimeMicros());
@@ -324,13 +263,12 @@ public final class LockTable {
   }
 
   /** Compare-and-extend: true if the key held this token, had not expired, and was moved. */
-  public boolean extend(byte[] keyBytes, byte[] token, Duration ttl, Duration budget) {
+  public boolean extend(byte[] keyBytes, byte[] token, Duration ttl) {
     byte[] hash = KeyCodec.hash(keyBytes);
     return run(
         "extend",
-        budget,
-        (c, d, t) -> {
-          try (PreparedStatement ps = prepare(c, sql(d).extend(), t)) {
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, sql(d).extend())) {
             ps.setLong(1, d.ttlUnits(ttl));
             ps.setBytes(2, hash);
             ps.setBytes(3, token);
@@ -344,9 +282,8 @@ public final class LockTable {
     byte[] hash = KeyCodec.hash(KeyCodec.encode(key));
     return run(
         "inspect",
-        null,
-        (c, d, t) -> {
-          try (PreparedStatement ps = prepare(c, d.inspect(table), t)) {
+        (c, d) -> {
+          try (PreparedStatement ps = prepare(c, d.inspect(table))) {
             ps.setBytes(1, hash);
             try (ResultSet rs = ps.executeQuery()) {
               if (!rs.next()) {
@@ -422,29 +359,18 @@ public final class LockTable {
     return s;
   }
 
+  /** A statement under the driver's own query timeout. */
   private PreparedStatement prepare(Connection c, String sql) throws SQLException {
-    return prepare(c, sql, queryTimeoutSeconds);
+    return prepare(c, sql, false);
   }
 
-  /**
-   * A statement with a query timeout of {@code timeout} seconds, none if 0, or the table's query
-   * timeout under the watchdog if {@link #WATCHED}.
-   */
-  private PreparedStatement prepare(Connection c, String sql, int timeout) throws SQLException {
-    return timed(c.prepareStatement(sql), timeout);
-  }
-
-  private PreparedStatement prepareWithKeys(Connection c, String sql, int timeout)
+  private PreparedStatement prepare(Connection c, String sql, boolean generatedKeys)
       throws SQLException {
-    return timed(c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS), timeout);
-  }
-
-  private PreparedStatement timed(PreparedStatement ps, int timeout) throws SQLException {
-    if (timeout == WATCHED) {
-      watchdog.watch(ps, queryTimeoutNanos);
-    } else if (timeout > 0) {
-      ps.setQueryTimeout(timeout);
-    }
+    PreparedStatement ps =
+        generatedKeys
+            ? c.prepareStatement(sql, Statement.RETURN_GENERATED_KEYS)
+            : c.prepareStatement(sql);
+    ps.setQueryTimeout(queryTimeoutSeconds);
     return ps;
   }
 
@@ -456,7 +382,7 @@ public final class LockTable {
     if (fenceColumn) {
       return;
     }
-    lockSchema();
+    schemaLock.lock();
     try {
       if (!fenceColumn) {
         fenceColumn = ensureFenceColumn(c, d);
@@ -504,16 +430,6 @@ public final class LockTable {
   }
 
   /**
-   * Whether the thread awaiting a reply may run this table's statements itself: once the database
-   * is known and its driver bounds a statement by a network timeout (see {@link
-   * Dialect#boundsStatementsByNetworkTimeout}).
-   */
-  public boolean boundsInlineCalls() {
-    Dialect d = dialect;
-    return healthy && boundedBorrow != null && d != null && d.boundsStatementsByNetworkTimeout();
-  }
-
-  /**
    * Makes PostgreSQL release statements notify the table's channel (see {@link
    * PgReleaseNotifications}); call before first use.
    */
@@ -521,94 +437,18 @@ public final class LockTable {
     this.notifyReleases = true;
   }
 
-  /** Borrows a connection from a pool, waiting at most the given milliseconds. */
-  @FunctionalInterface
-  public interface BoundedBorrow {
-    /** A connection, or an exception once {@code millis} have passed without one. */
-    Connection borrow(long millis) throws SQLException;
-  }
-
-  /**
-   * Borrows connections through {@code borrow} instead of the DataSource: on the node's workers
-   * within {@code connectionTimeout}, and on the thread awaiting a reply (which this allows) within
-   * its remaining wait. Without it (a caller's DataSource, whose borrowing cannot be bounded) every
-   * call runs on the node's workers.
-   */
-  public void usePool(BoundedBorrow borrow, Duration connectionTimeout) {
-    this.borrowMillis = Math.max(1, connectionTimeout.toMillis());
-    this.boundedBorrow = borrow;
-  }
-
-  /**
-   * Runs one operation on a borrowed connection.
-   *
-   * @param budget null on a worker thread; else the time left to the thread awaiting the reply,
-   *     which bounds every read from the database (network timeout) and is reported as a {@link
-   *     NodeTimeoutException} when it runs out
-   */
-  private <T> T run(String operation, Duration budget, Work<T> work) {
-    if (budget != null) {
-      CallDeadline.enter(budget); // for the pool's validation of the borrowed connection, too
-    }
+  /** Runs one operation on a borrowed connection. */
+  private <T> T run(String operation, Work<T> work) {
     try {
-      Dialect d = ready(budget);
-      int timeout = budget == null ? queryTimeout(d) : inlineQueryTimeout(d, budget);
-      T result;
-      try {
-        result =
-            budget == null
-                ? withConnection(c -> work.run(c, d, timeout))
-                : inline(budget, c -> work.run(c, d, timeout));
-      } finally {
-        if (timeout == WATCHED) {
-          watchdog.done();
-        }
-      }
-      if (!healthy) {
-        healthy = true;
-      }
-      return result;
-    } catch (RuntimeException e) {
-      healthy = false;
-      throw e;
+      Dialect d = ready();
+      return withConnection(c -> work.run(c, d));
     } catch (SQLException e) {
-      healthy = false;
-      if (budget != null && SqlErrors.isReadTimeout(e)) {
-        // the connection is broken now (the pool evicts it); whether the statement took effect is
-        // unknown, as with any timed-out call; the engine's release of a failed attempt, or of the
-        // lease, deletes the key if it was set, else it expires with its TTL
-        throw new NodeTimeoutException(node, budget);
-      }
       SqlErrors.Kind kind = SqlErrors.classify(e);
       if (kind == SqlErrors.Kind.MISSING_TABLE || kind == SqlErrors.Kind.MISSING_COLUMN) {
         dialect = null; // changed behind our back: check (and maybe create) again next time
       }
       throw translate(operation, e);
-    } finally {
-      if (budget != null) {
-        CallDeadline.exit();
-      }
     }
-  }
-
-  /**
-   * The query timeout of a lock statement. Where the driver would keep it with a timer task per
-   * statement (pgjdbc), the {@link StatementWatchdog} keeps it instead: pgjdbc's timer thread woke
-   * once per statement, even for the statements that ended in time.
-   */
-  private int queryTimeout(Dialect d) {
-    return d.queryTimeoutIsClientTimer() ? WATCHED : queryTimeoutSeconds;
-  }
-
-  /**
-   * The query timeout of an inline call's statements. The network timeout (the budget) bounds an
-   * inline call; a client-side query timeout that would fire later can never fire, since the
-   * network timeout breaks the connection first, so it is left out.
-   */
-  private int inlineQueryTimeout(Dialect d, Duration budget) {
-    return d.queryTimeoutIsClientTimer() && budget.toMillis() < queryTimeoutSeconds * 1000L
-        ? 0
-        : queryTimeout(d);
   }
 
   @FunctionalInterface
@@ -616,35 +456,9 @@ public final class LockTable {
     T run(Connection c) throws SQLException;
   }
 
-  /**
-   * Runs work on the awaiting thread within its {@link CallDeadline}: the borrow waits at most
-   * until then (the validation of a connection that sat idle included: see {@link
-   * PoolConnections}), and every read of the statement at most what is left of it.
-   */
-  private <T> T inline(Duration budget, ConnectionWork<T> work) throws SQLException {
-    Connection borrowed;
-    try {
-      borrowed = boundedBorrow.borrow(ceilMillis(CallDeadline.nanosLeft()));
-    } catch (SQLTransientConnectionException e) {
-      throw new NodeTimeoutException(node, budget); // no connection in time
-    }
-    try (Connection c = borrowed) {
-      long left = CallDeadline.nanosLeft();
-      if (left <= 0) {
-        throw new NodeTimeoutException(node, budget);
-      }
-      return bounded(c, left, work);
-    }
-  }
-
-  private static long ceilMillis(long nanos) {
-    return Math.max(1, (nanos + 999_999) / 1_000_000);
-  }
-
   /** Borrows a connection for one unit of work, in auto-commit mode, and returns it at once. */
   private <T> T withConnection(ConnectionWork<T> work) throws SQLException {
-    BoundedBorrow pool = boundedBorrow;
-    try (Connection c = pool != null ? pool.borrow(borrowMillis) : dataSource.getConnection()) {
+    try (Connection c = connections.borrow()) {
       // a user's pool may hand out connections in manual-commit mode; each statement of ours is
       // its own transaction
       boolean manual = !c.getAutoCommit();
@@ -661,76 +475,28 @@ public final class LockTable {
     }
   }
 
-  /** Runs work with the connection's network timeout set to the budget, then restores it. */
-  private static <T> T bounded(Connection c, long budgetNanos, ConnectionWork<T> work)
-      throws SQLException {
-    long millis = ceilMillis(budgetNanos);
-    int before = c.getNetworkTimeout();
-    c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, millis));
-    try {
-      return work.run(c);
-    } finally {
-      try {
-        c.setNetworkTimeout(DIRECT, before);
-      } catch (SQLException e) {
-        // the timeout broke the connection: nothing to restore, the pool drops it
-      }
-    }
-  }
-
   private RedlockException translate(String operation, Throwable e) {
     return SqlErrors.translate(node, operation, e, table, ddl());
   }
 
-  /**
-   * The dialect, after checking the table once (and creating it if allowed). On the awaiting thread
-   * ({@code budget} not null: a table that changed behind the node's back since the call was let
-   * run there) the check keeps to the call's deadline too.
-   */
-  private Dialect ready(Duration budget) {
+  /** The dialect, after checking the table once (and creating it if allowed). */
+  private Dialect ready() {
     Dialect d = dialect;
     if (d != null) {
       return d;
     }
-    lockSchema();
+    schemaLock.lock();
     try {
       if (dialect == null) {
         try {
-          dialect =
-              budget == null
-                  ? withConnection(this::prepareSchema)
-                  : inline(budget, this::prepareSchema);
+          dialect = withConnection(this::prepareSchema);
         } catch (SQLException e) {
-          if (budget != null && SqlErrors.isReadTimeout(e)) {
-            throw new NodeTimeoutException(node, budget);
-          }
           throw translate("connecting", e);
         }
       }
       return dialect;
     } finally {
       schemaLock.unlock();
-    }
-  }
-
-  /**
-   * Takes the lock of the schema checks, which run SQL while they hold it (not a monitor: a virtual
-   * thread waiting here must not pin its carrier); on a thread with a {@link CallDeadline}, only
-   * until then.
-   */
-  private void lockSchema() {
-    if (!CallDeadline.active()) {
-      schemaLock.lock();
-      return;
-    }
-    boolean locked = false;
-    try {
-      locked = schemaLock.tryLock(Math.max(0, CallDeadline.nanosLeft()), TimeUnit.NANOSECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    if (!locked) {
-      throw new NodeTimeoutException(node, CallDeadline.budget());
     }
   }
 

@@ -39,11 +39,6 @@ final class MariaDbDialect extends Dialect {
   }
 
   @Override
-  public boolean boundsStatementsByNetworkTimeout() {
-    return true;
-  }
-
-  @Override
   public String name() {
     return mysql ? "MySQL" : "MariaDB";
   }

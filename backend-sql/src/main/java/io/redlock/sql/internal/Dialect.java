@@ -50,16 +50,6 @@ public abstract class Dialect {
   /** The dialect's name for messages. */
   public abstract String name();
 
-  /**
-   * Whether a statement can be bounded in milliseconds with {@link
-   * java.sql.Connection#setNetworkTimeout} (a server across a socket whose driver honours it), so
-   * that the thread awaiting a reply may run the statement itself. False for embedded databases,
-   * whose statements can wait on file locks without any such bound.
-   */
-  public boolean boundsStatementsByNetworkTimeout() {
-    return false;
-  }
-
   /** The statements that create the table if it does not exist (safe to run concurrently). */
   public abstract List<String> createTable(TableName table);
 
@@ -138,18 +128,6 @@ public abstract class Dialect {
    */
   public Optional<String> raiseFenceRecheck(TableName table) {
     return Optional.empty();
-  }
-
-  /**
-   * Whether the driver enforces {@link java.sql.Statement#setQueryTimeout} with a timer in this
-   * process (which sends a cancel request when it fires) rather than on the server. Such a timer is
-   * dropped when the connection fails, so a shorter network timeout makes it pointless. True also
-   * promises that {@link java.sql.Statement#cancel} cancels that statement or nothing (never the
-   * connection's next one): lock statements then get their query timeout from one watchdog thread
-   * for all, instead of a timer task each.
-   */
-  public boolean queryTimeoutIsClientTimer() {
-    return false;
   }
 
   /**

@@ -43,11 +43,6 @@ public final class PostgresDialect extends Dialect {
   private static final String RELEASED = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
 
   @Override
-  public boolean boundsStatementsByNetworkTimeout() {
-    return true;
-  }
-
-  @Override
   public String name() {
     return "PostgreSQL";
   }
@@ -186,12 +181,6 @@ public final class PostgresDialect extends Dialect {
   public static String releaseChannel(TableName table) {
     String channel = "redlock:" + table;
     return channel.length() > 63 ? channel.substring(0, 63) : channel;
-  }
-
-  /** pgjdbc: a task on its shared {@code java.util.Timer}, cancelled when the statement ends. */
-  @Override
-  public boolean queryTimeoutIsClientTimer() {
-    return true;
   }
 
   @Override

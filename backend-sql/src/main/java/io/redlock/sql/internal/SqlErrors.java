@@ -60,21 +60,6 @@ public final class SqlErrors {
     return Kind.OTHER;
   }
 
-  /**
-   * Whether a read from the database ran into the connection's network timeout (a {@link
-   * java.net.SocketTimeoutException} somewhere in the cause chain).
-   */
-  public static boolean isReadTimeout(Throwable error) {
-    Throwable t = error;
-    for (int depth = 0; t != null && depth < 16; depth++) {
-      if (t instanceof java.net.SocketTimeoutException) {
-        return true;
-      }
-      t = t.getCause();
-    }
-    return false;
-  }
-
   private static boolean is(Kind kind, SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();
     int code = e.getErrorCode();

@@ -17,11 +17,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * On PostgreSQL and MariaDB the thread that awaits a reply may run the queued statement itself; its
- * remaining wait then bounds the statement through the connection's network timeout.
+ * A reply is awaited no longer than its caller's wait, whatever the database does meanwhile, and
+ * the node carries on once the database answers again.
  */
-@DisplayName("JDBC calls run by the awaiting thread")
-class InlineCallsTest {
+@DisplayName("JDBC calls bounded by the caller's wait")
+class BoundedCallsTest {
   private static final Duration TTL = Duration.ofSeconds(30);
   private static final Duration WAIT = Duration.ofSeconds(15);
 
@@ -36,7 +36,7 @@ class InlineCallsTest {
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"postgresql", "mariadb"})
-  @DisplayName("a statement stuck behind a row lock stops at the awaiting thread's wait")
+  @DisplayName("a statement stuck behind a row lock is given up at the caller's wait")
   void boundedByTheWait(String database) throws Exception {
     String url = url(database);
     String table = TestDatabases.uniqueTable("inline");
@@ -47,7 +47,6 @@ class InlineCallsTest {
                 .queryTimeout(Duration.ofSeconds(30))
                 .build();
         Connection blocker = DriverManager.getConnection(url)) {
-      // the first call learns the database (only then may calls run inline)
       assertThat(node.tryAcquire("k", "holder", TTL).await(WAIT).acquired()).isTrue();
       blocker.setAutoCommit(false);
       try (Statement s = blocker.createStatement()) {
@@ -75,8 +74,8 @@ class InlineCallsTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"postgresql", "mariadb"})
   @DisplayName(
-      "on a database that stops answering, a call run by the awaiting thread ends close to its"
-          + " wait, the validation of an idle connection included")
+      "on a database that stops answering, an awaited call ends close to its wait, the"
+          + " validation of an idle connection included")
   void boundedWhenTheDatabaseStops(String database) throws Exception {
     PostgresServer postgres = database.equals("postgresql") ? PostgresServer.startLocal() : null;
     MariaDbServer mariadb = postgres == null ? MariaDbServer.startLocal() : null;
@@ -89,11 +88,9 @@ class InlineCallsTest {
             JdbcLockNode.builder(url)
                 .table(TestDatabases.uniqueTable("stops"))
                 .createTable(true)
-                // HikariCP's validation timeout is then 2.5 s: what a borrow by the awaiting
-                // thread waited on a stopped database, whatever its own wait
+                // HikariCP's validation timeout is then 2.5 s
                 .connectionTimeout(Duration.ofSeconds(5))
                 .build()) {
-      // the first call learns the database (only then may calls run inline)
       assertThat(node.tryAcquire("warm", "w", TTL).await(WAIT).acquired()).isTrue();
       // first an idle connection, which the pool validates before lending it; then one that was
       // just used, and the statement itself meets the stopped database
@@ -106,7 +103,6 @@ class InlineCallsTest {
         pause.run();
         try {
           Reply<AcquireResult> reply = node.tryAcquire("k-" + idle, "t", TTL);
-          assertThat(reply.runsOnAwait()).as("offered to the awaiting thread").isTrue();
           long start = System.nanoTime();
           assertThatThrownBy(() -> reply.await(budget))
               .as(idle)
@@ -137,30 +133,5 @@ class InlineCallsTest {
       }
     }
     throw new AssertionError("no acquisition within 30 s", last);
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"postgresql", "mariadb"})
-  @DisplayName("calls awaited at once run on the awaiting thread and answer correctly")
-  void answersInline(String database) {
-    String url = url(database);
-    String table = TestDatabases.uniqueTable("inline");
-    try (JdbcLockNode node = JdbcLockNode.builder(url).table(table).createTable(true).build()) {
-      assertThat(node.tryAcquire("warm", "w", TTL).await(WAIT).acquired()).isTrue();
-      int inline = 0;
-      for (int i = 0; i < 50; i++) {
-        Reply<AcquireResult> acquire = node.tryAcquire("key-" + i, "t" + i, TTL);
-        if (acquire.runsOnAwait()) {
-          inline++;
-        }
-        assertThat(acquire.await(WAIT).acquired()).isTrue();
-        assertThat(node.tryAcquire("key-" + i, "other", TTL).await(WAIT).acquired()).isFalse();
-        assertThat(node.extend("key-" + i, "t" + i, TTL).await(WAIT)).isTrue();
-        assertThat(node.release("key-" + i, "other").await(WAIT)).isFalse();
-        assertThat(node.release("key-" + i, "t" + i).await(WAIT)).isTrue();
-      }
-      // a worker may win a race now and then, but the awaiting thread is offered the calls
-      assertThat(inline).isPositive();
-    }
   }
 }
