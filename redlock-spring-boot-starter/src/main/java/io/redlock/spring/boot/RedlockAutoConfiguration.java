@@ -35,20 +35,10 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 public class RedlockAutoConfiguration {
 
   /**
-   * Where the auto-configuration keeps the nodes it opens from {@code redlock.nodes}, for the
-   * health indicator's status and clock reads. It owns nothing: the Redlock closes the nodes.
-   */
-  @Bean
-  @Conditional(OnNodesConfigured.class)
-  RedlockNodeHandles redlockNodeHandles() {
-    return new RedlockNodeHandles();
-  }
-
-  /**
    * The Redlock over {@code redlock.nodes}. The nodes are opened here (with {@link
-   * LockNodes#openAll}) and handed to the builder as objects, so that the starter keeps a handle on
-   * each for the health check; the Redlock owns them from then on and closes them, once, when it is
-   * closed. If a customizer or the build fails, the nodes opened here are closed again.
+   * LockNodes#openAll}), before the customizers see the builder; the Redlock owns them from then on
+   * and closes them, once, when it is closed. If a customizer or the build fails, the nodes opened
+   * here are closed again.
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
@@ -56,8 +46,7 @@ public class RedlockAutoConfiguration {
   public Redlock redlock(
       RedlockProperties properties,
       ObjectProvider<RedlockListener> listeners,
-      ObjectProvider<RedlockBuilderCustomizer> customizers,
-      ObjectProvider<RedlockNodeHandles> handles) {
+      ObjectProvider<RedlockBuilderCustomizer> customizers) {
     // Settings first: a bad one fails here, before any connection is opened.
     RedlockBuilder builder = Redlock.builder().settings(properties.settings());
     List<RedlockListener> all = listeners.orderedStream().toList();
@@ -68,21 +57,15 @@ public class RedlockAutoConfiguration {
     }
     // Opens every node, or none: openAll closes those it opened if a later one fails.
     List<LockNode> opened = LockNodes.discover().openAll(properties.getNodes());
-    Redlock redlock;
     try {
       builder.nodes(opened);
       customizers.orderedStream().forEach(c -> c.customize(builder));
-      redlock = builder.build();
+      return builder.build();
     } catch (RuntimeException | Error e) {
       // Nodes given as objects stay the caller's when the build fails: give them back.
       LockNodes.closeQuietly(opened, e);
       throw e;
     }
-    RedlockNodeHandles kept = handles.getIfAvailable();
-    if (kept != null) {
-      kept.adopt(opened);
-    }
-    return redlock;
   }
 
   /** Matches when {@code redlock.nodes} binds to a non-empty list (comma-separated or indexed). */

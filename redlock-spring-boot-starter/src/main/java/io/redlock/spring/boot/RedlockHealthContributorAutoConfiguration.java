@@ -1,8 +1,6 @@
 package io.redlock.spring.boot;
 
 import io.redlock.Redlock;
-import java.util.List;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.HealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -24,22 +22,16 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnEnabledHealthIndicator("redlock")
 public class RedlockHealthContributorAutoConfiguration {
 
-  /**
-   * Named {@code redlockHealthIndicator}: it shows as {@code redlock} under /actuator/health. It
-   * reads the status and clock of the nodes the starter opened from {@code redlock.nodes} (none
-   * when the application brought its own Redlock).
-   */
+  /** Named {@code redlockHealthIndicator}: it shows as {@code redlock} under /actuator/health. */
   @Bean
   @ConditionalOnMissingBean(name = "redlockHealthIndicator")
   public RedlockHealthIndicator redlockHealthIndicator(
-      Redlock redlock, RedlockProperties properties, ObjectProvider<RedlockNodeHandles> handles) {
+      Redlock redlock, RedlockProperties properties) {
     RedlockProperties.Health health = properties.getHealth();
-    RedlockNodeHandles kept = handles.getIfAvailable();
     return new RedlockHealthIndicator(
         redlock,
         health.isProbe() ? health.getProbeResource() : null,
         health.getProbeAfter(),
-        kept == null || !health.isNodeChecks() ? List.of() : kept.nodes(),
-        health.getNodeCheckTimeout());
+        health.isNodeChecks() ? health.getNodeCheckTimeout() : null);
   }
 }

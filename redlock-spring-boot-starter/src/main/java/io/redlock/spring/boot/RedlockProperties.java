@@ -97,13 +97,13 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
     private String probeResource = "redlock:health-probe";
 
     /**
-     * Whether the health check also asks every node opened from redlock.nodes for its status and
-     * clock (durability, incarnation, uptime, clock offset, restart-quarantine state), as redlock
-     * doctor does; at most once per probe-after, all nodes at once.
+     * Whether the health check also probes every node for its status and clock (durability,
+     * incarnation, uptime, clock offset, restart-quarantine state), as redlock doctor does; at most
+     * once per probe-after, all nodes at once.
      */
     private boolean nodeChecks = true;
 
-    /** How long the health check waits for the nodes' status and clock reads, all nodes at once. */
+    /** How long the health check's probe of the nodes may take, all nodes at once. */
     private Duration nodeCheckTimeout = Duration.ofSeconds(1);
 
     public boolean isProbe() {
