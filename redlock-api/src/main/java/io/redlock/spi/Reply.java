@@ -52,28 +52,6 @@ public interface Reply<T> {
    */
   void abandon(Consumer<? super T> ended);
 
-  /**
-   * Whether {@link #await} would run the call on the awaiting thread: the call waits in a backend's
-   * queue, no worker has started it, and the backend lets the awaiting thread take it over (see
-   * {@link io.redlock.spi.support.Replies#supplyAsyncOrInline}). The engine awaits such replies
-   * before the others, so that its thread does a blocking node's work instead of parking while a
-   * worker thread wakes up. Must be cheap and must not block. Default: false. A reply that wraps
-   * another (for metrics, say) should pass this and {@link #send} on.
-   */
-  default boolean runsOnAwait() {
-    return false;
-  }
-
-  /**
-   * Sends a call that the backend holds back for the awaiting thread. A reply that {@link
-   * #runsOnAwait} may hold its call until it is sent, awaited or abandoned, so that no worker is
-   * woken for a call the awaiting thread will run itself. After starting a call on every node, the
-   * engine keeps back the first reply that runs on await and sends all the others; whoever uses
-   * {@link LockNode} directly must likewise await, send or abandon every reply. Must be cheap, must
-   * not block, and may be called more than once. Default: nothing (the call was sent when made).
-   */
-  default void send() {}
-
   /** A reply that is already there. */
   static <T> Reply<T> of(T value) {
     return new DoneReply<>(value, null);

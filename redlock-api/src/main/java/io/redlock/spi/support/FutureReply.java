@@ -9,14 +9,19 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
-/** A reply that waits on a future and translates its outcome into the SPI's failures. */
+/**
+ * A reply that waits on a future and translates its outcome into the SPI's failures; abandoned, it
+ * first runs its {@code drop} (if any), which cancels a call not started yet.
+ */
 final class FutureReply<T> implements Reply<T> {
   private final CompletableFuture<T> future;
   private final String node;
+  private final Runnable drop;
 
-  FutureReply(CompletableFuture<T> future, String node) {
+  FutureReply(CompletableFuture<T> future, String node, Runnable drop) {
     this.future = Objects.requireNonNull(future, "future");
     this.node = node;
+    this.drop = drop;
   }
 
   @Override
@@ -51,6 +56,9 @@ final class FutureReply<T> implements Reply<T> {
 
   @Override
   public void abandon(Consumer<? super T> ended) {
+    if (drop != null) {
+      drop.run();
+    }
     future.whenComplete((value, failure) -> ended.accept(failure == null ? value : null));
   }
 }

@@ -15,10 +15,7 @@ import org.slf4j.LoggerFactory;
  * <p>What it does for every policy, once:
  *
  * <ul>
- *   <li>starts and awaits the nodes in the measured {@link FanOutOrder} (slowest first), awaiting
- *       first the replies that the calling thread would run itself ({@link Reply#runsOnAwait});
- *   <li>sends every call but the first that this thread would run itself, which a blocking backend
- *       holds back for it ({@link Reply#send});
+ *   <li>starts and awaits the nodes in the measured {@link FanOutOrder} (slowest first);
  *   <li>abandons a reply that timed out or whose wait was interrupted, so that the backend drops
  *       the call if it has not sent it yet, and hands its late outcome to {@link Policy#ended};
  *   <li>records every start, answer and failure in {@link NodeStates}: calls in flight, last
@@ -148,52 +145,14 @@ final class FanOut {
     long began = listening.on ? ticker.read() : 0;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
     Reply<T>[] replies = new Reply[n];
-    try {
-      start(operation, policy, nodes, replies);
-      sendAllButOne(replies, nodes);
-      for (int step = 0; step < 2 * n; step++) {
-        int i = nodes[step % n];
-        Reply<T> reply = takeInAwaitOrder(replies, nodes, step);
-        if (reply != null) {
-          await(operation, policy, i, reply, deadline, sampled, began, probing);
-        }
-      }
-      if (sampled) {
-        order.measured();
-      }
-    } finally {
-      for (Reply<T> r : replies) {
-        if (r != null) {
-          send(r); // an exception left it unawaited: it runs as a sent call would
-        }
-      }
-    }
-  }
-
-  /**
-   * Sends every call but the first, in await order, that this thread would run itself ({@link
-   * Reply#runsOnAwait}): a backend may hold such a call back, and this thread awaits it first, so
-   * no worker is woken for it. The others go out now, before any await.
-   */
-  private static void sendAllButOne(Reply<?>[] replies, int[] nodes) {
-    boolean kept = false;
+    start(operation, policy, nodes, replies);
     for (int i : nodes) {
-      Reply<?> r = replies[i];
-      if (r != null) {
-        if (!kept && runsOnAwait(r)) {
-          kept = true;
-        } else {
-          send(r);
-        }
+      if (replies[i] != null) {
+        await(operation, policy, i, replies[i], deadline, sampled, began, probing);
       }
     }
-  }
-
-  private static void send(Reply<?> reply) {
-    try {
-      reply.send();
-    } catch (RuntimeException e) {
-      LOG.debug("send() failed: {}", e.toString());
+    if (sampled) {
+      order.measured();
     }
   }
 
@@ -321,35 +280,6 @@ final class FanOut {
       states.ended(i); // the backend broke its contract: do not count the call for ever
       LOG.debug("{}: could not abandon {}: {}", names[i], operation, e.toString());
       policy.ended(i, null);
-    }
-  }
-
-  /**
-   * The await order of one fan-out, as steps {@code 0 .. 2n-1}: first (steps below n) the replies
-   * that would run on this thread ({@link Reply#runsOnAwait}: a blocking node's queued call, which
-   * this thread can do while the other nodes answer, instead of parking while a worker wakes up),
-   * then all the others, each group in the fan-out's {@code order} (node indexes). Step {@code s}
-   * is node {@code order[s % n]}. Each reply is handed out once and taken out of the array; null
-   * for a step with nothing to await. Allocates nothing.
-   */
-  static <R extends Reply<?>> R takeInAwaitOrder(R[] replies, int[] order, int step) {
-    int n = replies.length;
-    int i = order[step % n];
-    R reply = replies[i];
-    if (reply == null || (step < n && !runsOnAwait(reply))) {
-      return null;
-    }
-    replies[i] = null;
-    return reply;
-  }
-
-  /** A backend's answer, or false if asking failed: then the reply is awaited in fan-out order. */
-  private static boolean runsOnAwait(Reply<?> reply) {
-    try {
-      return reply.runsOnAwait();
-    } catch (RuntimeException e) {
-      LOG.debug("runsOnAwait() failed: {}", e.toString());
-      return false;
     }
   }
 
