@@ -3,10 +3,17 @@ package io.redlock.redis;
 import io.redlock.NodeTimeoutException;
 import io.redlock.RedlockException;
 import io.redlock.RedlockTransientException;
+import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.Reply;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
@@ -42,6 +49,22 @@ final class RedisCall<T> implements Reply<T> {
    */
   record Kind<T>(
       String description, String fallbackScript, Function<Object, T> parser, boolean droppable) {}
+
+  static final Kind<AcquireResult> SET_NX_PX = new Kind<>("SET NX PX", null, RedisCall::ok, true);
+  // a release is sent even when the engine stops waiting for it: see Reply.abandon
+  static final Kind<Boolean> RELEASE =
+      new Kind<>("compare-and-delete (EVALSHA)", Scripts.RELEASE, RedisCall::isOne, false);
+  static final Kind<Boolean> EXTEND =
+      new Kind<>("compare-and-extend (EVALSHA)", Scripts.EXTEND, RedisCall::isOne, true);
+  static final Kind<AcquireResult> ACQUIRE_FENCED =
+      new Kind<>("fenced acquire (EVALSHA)", Scripts.ACQUIRE_FENCED, RedisCall::fence, true);
+  static final Kind<Boolean> RAISE_FENCE =
+      new Kind<>("fence write-back (EVALSHA)", Scripts.RAISE_FENCE, RedisCall::isOne, true);
+  static final Kind<Instant> TIME = new Kind<>("TIME", null, RedisCall::time, true);
+  static final Kind<Optional<KeyHolder>> INSPECT =
+      new Kind<>("inspect (EVAL of GET and PTTL)", null, RedisCall::holder, true);
+
+  private static final byte[] OK = {'O', 'K'};
 
   private final RedisLockNode node;
   private final Kind<T> kind;
@@ -126,7 +149,7 @@ final class RedisCall<T> implements Reply<T> {
     try {
       c = sent.get(nanos, TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      throw new NodeTimeoutException(node.name(), timeout, node.poolBusy(timeout));
+      throw new NodeTimeoutException(node.name(), timeout, node.errors.poolBusy(timeout));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RedlockTransientException(node.name(), "interrupted while waiting for it", e);
@@ -171,8 +194,19 @@ final class RedisCall<T> implements Reply<T> {
         c.close();
         return finish(value, null);
       } catch (RuntimeException e) {
-        RedisLockNode.discard(c); // an unexpected reply: the stream is not to be trusted
-        return finish(null, node.unexpected(kind.description(), e));
+        RedisLockNode.discard(c); // a reply no Redis gives: the stream is not to be trusted
+        String shown =
+            reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : "" + reply;
+        return finish(
+            null,
+            new RedlockTransientException(
+                node.name(),
+                "unexpected reply to "
+                    + kind.description()
+                    + ": '"
+                    + node.errors.scrub(shown)
+                    + "'; is this a Redis server (or a proxy that changes replies)?",
+                null));
       }
     }
   }
@@ -226,10 +260,51 @@ final class RedisCall<T> implements Reply<T> {
     ended.accept(null);
   }
 
-  /** A reply that no command of this backend can give. */
-  static IllegalStateException unexpected(Object reply) {
-    String shown =
-        reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : String.valueOf(reply);
-    return new IllegalStateException("'" + shown + "'");
+  // Reply parsers: any exception means a reply no Redis gives, reported by RedisCall.
+
+  private static AcquireResult ok(Object reply) {
+    if (reply == null) {
+      return AcquireResult.HELD;
+    }
+    if (!Arrays.equals((byte[]) reply, OK)) {
+      throw new IllegalStateException();
+    }
+    return AcquireResult.ACQUIRED;
+  }
+
+  private static Boolean isOne(Object reply) {
+    return (Long) reply == 1L;
+  }
+
+  private static AcquireResult fence(Object reply) {
+    return reply == null ? AcquireResult.HELD : AcquireResult.acquired(Long.parseLong(text(reply)));
+  }
+
+  /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */
+  private static Instant time(Object reply) {
+    List<?> parts = (List<?>) reply;
+    long us = Long.parseLong(text(parts.get(1)));
+    if (parts.size() != 2 || us < 0 || us >= 1_000_000) {
+      throw new IllegalStateException();
+    }
+    return Instant.ofEpochSecond(Long.parseLong(text(parts.get(0))), us * 1_000);
+  }
+
+  /** The value and the PTTL in ms (-1: no expiry); nil and -2 when the key is absent. */
+  private static Optional<KeyHolder> holder(Object reply) {
+    List<?> parts = (List<?>) reply;
+    if (parts.get(0) == null) {
+      return Optional.empty();
+    }
+    long ms = (Long) parts.get(1);
+    if (parts.size() != 2 || ms < -1) {
+      throw new IllegalStateException();
+    }
+    Duration left = ms == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(ms);
+    return Optional.of(new KeyHolder(text(parts.get(0)), left));
+  }
+
+  private static String text(Object bulk) {
+    return new String((byte[]) bulk, StandardCharsets.UTF_8);
   }
 }

@@ -8,6 +8,7 @@ import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import javax.net.ssl.SSLException;
@@ -40,187 +41,195 @@ final class RedisErrors {
       failure = failure.getCause(); // the pool's "Could not get a resource from the pool"
     }
     String detail = scrub(describe(failure));
+    String lower = detail.toLowerCase(Locale.ROOT);
+    String problem = "(" + detail + ")";
     Throwable tls = find(failure, SSLException.class, CertificateException.class);
     if (tls != null) {
-      return nonTransient(
-          "TLS handshake failed ("
-              + scrub(String.valueOf(tls.getMessage()))
-              + "); check that the server's certificate is trusted (javax.net.ssl.trustStore or"
-              + " sslSocketFactory), that it names the host (or set verifyHostname=false), and"
-              + " that the port speaks TLS",
-          failure);
+      return fail(
+          false,
+          failure,
+          "TLS handshake failed (%s); check that the server's certificate is trusted"
+              + " (javax.net.ssl.trustStore or sslSocketFactory), that it names the host (or set"
+              + " verifyHostname=false), and that the port speaks TLS",
+          scrub(String.valueOf(tls.getMessage())));
     }
     if (failure instanceof NoSuchElementException) {
-      return transientFailure(
-          "all "
-              + settings.poolSize
-              + " pooled connections stayed busy for "
-              + settings.connectTimeout.toMillis()
-              + " ms; raise poolSize or connectTimeout, or check that the node is not stalled",
-          failure);
+      return fail(
+          true,
+          failure,
+          "all %d pooled connections stayed busy for %d ms; raise poolSize or connectTimeout, or"
+              + " check that the node is not stalled",
+          settings.poolSize,
+          settings.connectTimeout.toMillis());
     }
-    if (startsWithAny(detail, "NOAUTH")) {
-      return nonTransient(
-          "the server requires a password ("
-              + detail
-              + "); give it in the node URI: redis://:password@host:port",
-          failure);
+    if (startsWith(detail, "NOAUTH")) {
+      return fail(
+          false,
+          failure,
+          "the server requires a password %s; give it in the node URI:"
+              + " redis://:password@host:port",
+          problem);
     }
-    if (startsWithAny(detail, "NOPERM")) {
-      return nonTransient(
-          "the ACL user may not run "
-              + operation
-              + " ("
-              + detail
-              + "); grant it e.g. ACL SETUSER <user> +set +get +del +pexpire +eval +evalsha"
-              + " ~<keyPrefix>*",
-          failure);
+    if (startsWith(detail, "NOPERM")) {
+      return fail(
+          false,
+          failure,
+          "the ACL user may not run %s %s; grant it e.g. ACL SETUSER <user> +set +get +del"
+              + " +pexpire +eval +evalsha ~<keyPrefix>*",
+          operation,
+          problem);
     }
-    if (failure instanceof JedisAccessControlException || startsWithAny(detail, "WRONGPASS")) {
-      return nonTransient(
-          "authentication failed ("
-              + detail
-              + "); check the user and password in the node URI"
+    if (failure instanceof JedisAccessControlException || startsWith(detail, "WRONGPASS")) {
+      return fail(
+          false,
+          failure,
+          "authentication failed %s; check the user and password in the node URI"
               + " (redis://user:password@host:port, password percent-encoded)",
-          failure);
+          problem);
     }
-    String lower = detail.toLowerCase(Locale.ROOT);
     if (lower.contains("auth") && lower.contains("without any password configured")) {
-      return nonTransient(
-          "a password was given but the server has none configured ("
-              + detail
-              + "); remove the password from the node URI or set requirepass on the server",
-          failure);
+      return fail(
+          false,
+          failure,
+          "a password was given but the server has none configured %s; remove the password"
+              + " from the node URI or set requirepass on the server",
+          problem);
     }
     if (lower.contains("db index is out of range") || lower.contains("invalid db index")) {
-      return nonTransient(
-          "database "
-              + settings.database
-              + " does not exist on this server ("
-              + detail
-              + "); use an index below the server's 'databases' setting (16 by default)",
-          failure);
+      return fail(
+          false,
+          failure,
+          "database %d does not exist on this server %s; use an index below the server's"
+              + " 'databases' setting (16 by default)",
+          settings.database,
+          problem);
     }
-    if (startsWithAny(detail, "READONLY")) {
-      return nonTransient(
-          "the node is a read-only replica ("
-              + detail
-              + "); point the node URI at a primary: locks must be written",
-          failure);
+    if (startsWith(detail, "READONLY")) {
+      return fail(
+          false,
+          failure,
+          "the node is a read-only replica %s; point the node URI at a primary: locks must be"
+              + " written",
+          problem);
     }
-    if (startsWithAny(detail, "MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT")) {
-      return nonTransient(
-          "the node is part of a Redis Cluster ("
-              + detail
-              + "); Redlock needs independent nodes: use standalone servers (or one URI per"
-              + " independent primary)",
-          failure);
+    if (startsWith(detail, "MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT")) {
+      return fail(
+          false,
+          failure,
+          "the node is part of a Redis Cluster %s; Redlock needs independent nodes: use"
+              + " standalone servers (or one URI per independent primary)",
+          problem);
     }
-    if (startsWithAny(detail, "WRONGTYPE") || lower.contains("wrongtype")) {
-      return nonTransient(
-          "the lock key holds a value of another type ("
-              + detail
-              + "); another application uses this key name: set a keyPrefix",
-          failure);
+    if (lower.contains("wrongtype")) {
+      return fail(
+          false,
+          failure,
+          "the lock key holds a value of another type %s; another application uses this key"
+              + " name: set a keyPrefix",
+          problem);
     }
     if (lower.startsWith("err unknown command")) {
-      return nonTransient(
-          operation
-              + " is not available on this server ("
-              + detail
-              + "); Redlock needs SET with NX/PX and Lua scripting (EVAL/EVALSHA), Redis 2.6.12"
-              + " or later with those commands enabled",
-          failure);
+      return fail(
+          false,
+          failure,
+          "%s is not available on this server %s; Redlock needs SET with NX/PX and Lua scripting"
+              + " (EVAL/EVALSHA), Redis 2.6.12 or later with those commands enabled",
+          operation,
+          problem);
     }
-    if (failure instanceof JedisBusyException || startsWithAny(detail, "BUSY")) {
-      return transientFailure(
-          "the server is busy running a script (" + detail + "); retry later", failure);
+    if (failure instanceof JedisBusyException || startsWith(detail, "BUSY")) {
+      return fail(true, failure, "the server is busy running a script %s; retry later", problem);
     }
-    if (startsWithAny(detail, "LOADING")) {
-      return transientFailure(
-          "the server is loading its data set (" + detail + "); retry in a moment", failure);
+    if (startsWith(detail, "LOADING")) {
+      return fail(true, failure, "the server is loading its data set %s; retry soon", problem);
     }
-    if (startsWithAny(detail, "OOM")) {
-      return transientFailure(
-          "the server is out of memory ("
-              + detail
-              + "); raise maxmemory and keep maxmemory-policy noeviction: an eviction policy"
-              + " would delete live lock keys and break mutual exclusion",
-          failure);
+    if (startsWith(detail, "OOM")) {
+      return fail(
+          true,
+          failure,
+          "the server is out of memory %s; raise maxmemory and keep maxmemory-policy"
+              + " noeviction: an eviction policy would delete live lock keys and break mutual"
+              + " exclusion",
+          problem);
     }
-    if (startsWithAny(detail, "MASTERDOWN", "TRYAGAIN", "NOREPLICAS")) {
-      return transientFailure("the server cannot serve writes now (" + detail + ")", failure);
+    if (startsWith(detail, "MASTERDOWN", "TRYAGAIN", "NOREPLICAS")) {
+      return fail(true, failure, "the server cannot serve writes now %s", problem);
     }
     if (find(failure, ConnectException.class) != null) {
-      return transientFailure(
-          "connection refused; check that Redis is running and listening on "
-              + settings.host
-              + ":"
-              + settings.port,
-          failure);
+      return fail(
+          true,
+          failure,
+          "connection refused; check that Redis is running and listening on %s:%d",
+          settings.host,
+          settings.port);
     }
     if (find(failure, UnknownHostException.class) != null) {
-      return transientFailure(
-          "unknown host '" + settings.host + "'; check the host name and DNS", failure);
+      return fail(true, failure, "unknown host '%s'; check the host name and DNS", settings.host);
     }
     if (find(failure, NoRouteToHostException.class) != null) {
-      return transientFailure(
-          "no route to " + settings.host + "; check the network and firewall", failure);
+      return fail(true, failure, "no route to %s; check the network and firewall", settings.host);
     }
     if (find(failure, SocketTimeoutException.class) != null) {
-      return transientFailure(
-          "timed out talking to the node ("
-              + detail
-              + "); check that it is up and reachable, or raise connectTimeout/socketTimeout",
-          failure);
+      return fail(
+          true,
+          failure,
+          "timed out talking to the node %s; check that it is up and reachable, or raise"
+              + " connectTimeout/socketTimeout",
+          problem);
     }
     if (failure instanceof JedisConnectionException) {
-      return transientFailure(
-          "the connection failed ("
-              + detail
-              + "); check that the node is up (a restarted node drops its connections)",
-          failure);
+      return fail(
+          true,
+          failure,
+          "the connection failed %s; check that the node is up (a restarted node drops its"
+              + " connections)",
+          problem);
     }
     if (failure instanceof JedisDataException) {
-      return transientFailure("the server refused " + operation + " (" + detail + ")", failure);
+      return fail(true, failure, "the server refused %s %s", operation, problem);
     }
-    return transientFailure(
-        operation + " failed unexpectedly (" + failure.getClass().getName() + ": " + detail + ")",
-        failure);
+    return fail(
+        true,
+        failure,
+        "%s failed unexpectedly (%s: %s)",
+        operation,
+        failure.getClass().getName(),
+        detail);
   }
 
-  private RedlockException nonTransient(String message, Throwable cause) {
-    return new RedlockNonTransientException(node, message, sanitized(cause));
+  /** Why a call that waited {@code waited} for a pooled connection got none. */
+  String poolBusy(Duration waited) {
+    return "no connection came free within "
+        + waited.toMillis()
+        + " ms: all "
+        + settings.poolSize
+        + " were busy with calls the node had not answered, or connecting took longer; check"
+        + " that the node is not stalled, or raise poolSize if the load needs more";
   }
 
-  private RedlockException transientFailure(String message, Throwable cause) {
-    return new RedlockTransientException(node, message, sanitized(cause));
-  }
-
-  /**
-   * The cause to attach: Jedis messages do not carry the password, but if one ever did, attach a
-   * scrubbed copy instead so that stack traces in logs stay free of it.
-   */
-  private Throwable sanitized(Throwable cause) {
-    String password = settings.password;
+  private RedlockException fail(boolean retry, Throwable cause, String message, Object... args) {
+    String text = String.format(message, args);
+    // Jedis messages do not carry the password; if one ever did, attach a scrubbed copy instead.
     for (Throwable t = cause; t != null; t = t.getCause()) {
-      if (password != null && t.getMessage() != null && t.getMessage().contains(password)) {
+      if (settings.password != null && String.valueOf(t.getMessage()).contains(settings.password)) {
         RuntimeException copy =
             new RuntimeException(t.getClass().getName() + ": " + scrub(t.getMessage()));
         copy.setStackTrace(t.getStackTrace());
-        return copy;
+        cause = copy;
+        break;
       }
     }
-    return cause;
+    return retry
+        ? new RedlockTransientException(node, text, cause)
+        : new RedlockNonTransientException(node, text, cause);
   }
 
   /** Removes the password from a text, should a server or driver ever echo it. */
   String scrub(String text) {
-    String password = settings.password;
     if (text == null) {
       return "";
     }
-    return password == null ? text : text.replace(password, "***");
+    return settings.password == null ? text : text.replace(settings.password, "***");
   }
 
   private static String describe(Throwable failure) {
@@ -233,7 +242,7 @@ final class RedisErrors {
     return failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage();
   }
 
-  private static boolean startsWithAny(String text, String... prefixes) {
+  private static boolean startsWith(String text, String... prefixes) {
     for (String prefix : prefixes) {
       if (text.startsWith(prefix + " ") || text.equals(prefix)) {
         return true;
@@ -242,22 +251,20 @@ final class RedisErrors {
     return false;
   }
 
-  /** The first of {@code types} among the causes and suppressed exceptions of {@code failure}. */
+  /**
+   * The first of {@code types} among the causes of {@code failure} and their suppressed exceptions
+   * (Jedis reports each address it tried as a suppressed exception of "Failed to connect").
+   */
   @SafeVarargs
   private static Throwable find(Throwable failure, Class<? extends Throwable>... types) {
-    return find(failure, types, 0);
-  }
-
-  private static Throwable find(Throwable failure, Class<? extends Throwable>[] types, int depth) {
-    // Jedis reports each address it tried as a suppressed exception of "Failed to connect"
-    for (Throwable t = failure; t != null && depth < 16; t = t.getCause(), depth++) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
       for (Class<? extends Throwable> type : types) {
         if (type.isInstance(t)) {
           return t;
         }
       }
       for (Throwable suppressed : t.getSuppressed()) {
-        Throwable hit = find(suppressed, types, depth + 1);
+        Throwable hit = find(suppressed, types);
         if (hit != null) {
           return hit;
         }

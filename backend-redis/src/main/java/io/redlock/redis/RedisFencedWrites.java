@@ -2,11 +2,8 @@ package io.redlock.redis;
 
 import io.redlock.StaleFencingTokenException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -197,9 +194,8 @@ public final class RedisFencedWrites {
   }
 
   /**
-   * Sets the string {@code key} to {@code value} (without expiry, as {@code SET} does) if {@code
-   * token} is at least the highest token seen for {@code key}, and records {@code token} as the
-   * highest.
+   * Sets the string {@code key} to {@code value} (without expiry) if {@code token} is at least the
+   * highest token seen for {@code key}, and records {@code token} as the highest.
    *
    * @return true if written; false if a higher token was seen before (nothing written)
    * @throws IllegalArgumentException for an empty key, a null value or a token that is not positive
@@ -208,33 +204,21 @@ public final class RedisFencedWrites {
     return set(key, value, token, null, false);
   }
 
-  /**
-   * As {@link #trySet(String, String, long)}, with an expiry ({@code SET ... PX}, rounded up to
-   * whole milliseconds). The fence key does not expire.
-   *
-   * @throws IllegalArgumentException also for an expiry that is not positive
-   */
+  /** As {@link #trySet(String, String, long)}, with an expiry (the fence key has none). */
   public boolean trySet(String key, String value, long token, Duration expiry) {
     return set(key, value, token, requireExpiry(expiry), false);
   }
 
   /**
-   * Sets the string {@code key} to {@code value} (without expiry) if {@code token} is at least the
-   * highest token seen for {@code key}, and records {@code token} as the highest.
+   * As {@link #trySet(String, String, long)}, but a refusal throws.
    *
    * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
-   * @throws IllegalArgumentException for an empty key, a null value or a token that is not positive
    */
   public void set(String key, String value, long token) {
     set(key, value, token, null, true);
   }
 
-  /**
-   * As {@link #set(String, String, long)}, with an expiry ({@code SET ... PX}, rounded up to whole
-   * milliseconds). The fence key does not expire.
-   *
-   * @throws IllegalArgumentException also for an expiry that is not positive
-   */
+  /** As {@link #set(String, String, long)}, with an expiry (the fence key has none). */
   public void set(String key, String value, long token, Duration expiry) {
     set(key, value, token, requireExpiry(expiry), true);
   }
@@ -252,12 +236,9 @@ public final class RedisFencedWrites {
   }
 
   /**
-   * Sets {@code fields} of the hash {@code key} ({@code HSET}; other fields stay) if {@code token}
-   * is at least the highest token seen for {@code key}, and records {@code token} as the highest.
+   * As {@link #tryHset}, but a refusal throws.
    *
    * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
-   * @throws IllegalArgumentException for an empty key, no fields, a null field or value, or a token
-   *     that is not positive
    */
   public void hset(String key, Map<String, String> fields, long token) {
     hset(key, fields, token, true);
@@ -327,11 +308,7 @@ public final class RedisFencedWrites {
     return fenceKey;
   }
 
-  /**
-   * EVALSHA sends 40 bytes instead of the whole script on every write; a server that does not have
-   * the script cached (first use, restart, failover, SCRIPT FLUSH; in a cluster, each master)
-   * answers NOSCRIPT once, and EVAL then runs and caches it. Both are atomic.
-   */
+  /** EVALSHA, and EVAL (which caches the script) when the server answers NOSCRIPT. */
   private Object run(Script script, String key, String fenceKey, List<String> args) {
     List<String> keys = List.of(key, fenceKey);
     try {
@@ -376,21 +353,9 @@ public final class RedisFencedWrites {
   }
 
   /** A Lua script with its SHA-1, as EVALSHA names it. */
-  private static final class Script {
-    final String source;
-    final String sha1;
-
+  private record Script(String source, String sha1) {
     Script(String source) {
-      this.source = source;
-      try {
-        this.sha1 =
-            HexFormat.of()
-                .formatHex(
-                    MessageDigest.getInstance("SHA-1")
-                        .digest(source.getBytes(StandardCharsets.UTF_8)));
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException("every Java runtime has SHA-1", e);
-      }
+      this(source, Scripts.sha1(source));
     }
   }
 

@@ -2,6 +2,8 @@ package io.redlock.redis;
 
 import io.redlock.RedlockException;
 import io.redlock.spi.NodeStatus;
+import io.redlock.spi.Reply;
+import io.redlock.spi.support.Replies;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -75,6 +77,37 @@ final class RedisIncarnation {
   /** From now on every new connection records the incarnation it sees. */
   void watch() {
     watching = true;
+  }
+
+  /**
+   * Asks the server on a pooled connection: nothing was seen yet, or the last look failed (NOPERM,
+   * BUSY...), and a busy pool may not open a new connection for a long time.
+   */
+  Reply<NodeStatus> ask() {
+    return Replies.supplyAsync(
+        () -> {
+          String what = "INFO (for the node's status)";
+          Connection c;
+          try {
+            c = node.pool.getResource();
+          } catch (RuntimeException e) {
+            throw node.errors.translate(e, what);
+          }
+          Observation seen;
+          try {
+            seen = observe(c);
+            c.close();
+          } catch (RuntimeException e) {
+            RedisLockNode.discard(c);
+            throw node.errors.translate(e, what);
+          }
+          if (seen.problem() != null) {
+            throw seen.problem();
+          }
+          return seen.toStatus();
+        },
+        node.background,
+        node.name());
   }
 
   /** The latest observation, or null if none was made yet. */

@@ -1,6 +1,5 @@
 package io.redlock.redis;
 
-import io.redlock.RedlockTransientException;
 import io.redlock.redis.RedisCall.Kind;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
@@ -11,12 +10,8 @@ import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
-import io.redlock.spi.support.Replies;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -46,65 +41,30 @@ import redis.clients.jedis.Protocol;
  * LockNode c = RedisLockNode.builder().host("10.0.0.7").password(secret).build();
  * }</pre>
  *
- * <h2>URI</h2>
+ * <p>{@code redis://[user:password@]host[:port][/database][?option=value&...]}, or {@code
+ * rediss://} for TLS (port 6379 and database 0 by default). Options, each also a {@link Builder}
+ * method: {@code user}, {@code password}, {@code database}, {@code connectTimeout} (1 s: connecting
+ * and waiting for a pooled connection), {@code socketTimeout} (2 s: connection set-up), {@code
+ * poolSize} (8), {@code keyPrefix} (none) and {@code verifyHostname} (true); an unknown one is an
+ * error. Durations are milliseconds ({@code 500}) or carry a unit ({@code 500ms}, {@code 2s},
+ * {@code PT2S}). Percent-encode special characters in the password.
  *
- * {@code redis://[user:password@]host[:port][/database][?option=value&...]}, or {@code rediss://}
- * for TLS. The port defaults to 6379 and the database to 0. Options (an unknown one is an error):
+ * <p>Acquire is {@code SET key token NX PX ttl}; release and extend are the algorithm's Lua
+ * compare-and-delete and compare-and-extend, sent with EVALSHA (EVAL after NOSCRIPT). A call writes
+ * its command on an idle pooled connection and returns; the answer is read when the reply is
+ * awaited, so one thread can ask many nodes at once. With no idle connection, the call is sent from
+ * a background thread once the pool lends one. A reply given up ({@link Reply#abandon}) closes its
+ * connection; a call not sent yet is dropped, except a release. Failures name the node and the fix,
+ * never the password.
  *
- * <ul>
- *   <li>{@code user}, {@code password}: the ACL user and password, instead of the user-info part;
- *   <li>{@code database}: the database index, instead of the path;
- *   <li>{@code connectTimeout} (default 1 s): bound on connecting and on waiting for a pooled
- *       connection;
- *   <li>{@code socketTimeout} (default 2 s): bound on reads nobody waits for (connection set-up);
- *   <li>{@code poolSize} (default 8): most connections open to the node at once;
- *   <li>{@code keyPrefix} (default none): prepended to every lock key;
- *   <li>{@code verifyHostname} (default true): with TLS, check that the certificate names the host.
- * </ul>
+ * <p>Fencing counters live in {@link #fenceKey(String)}, without expiry; a fenced acquire sets the
+ * counter to {@code max(counter + 1, server time in µs)}. The status is the server's {@code
+ * run_id}, uptime, and durable = AOF with {@code appendfsync always}; after the first {@link
+ * #status()}, every new connection reads {@code INFO} before it is used (a restart breaks every
+ * connection). The release script publishes the stored key on {@link #releaseChannel()}; the first
+ * {@link #onRelease} subscribes one more connection, opened again after a pause when it breaks.
  *
- * Durations are milliseconds ({@code 500}) or carry a unit ({@code 500ms}, {@code 2s}, {@code
- * PT2S}). Percent-encode special characters in the password. TLS trusts the JVM's trust store
- * ({@code javax.net.ssl.trustStore}) unless {@link Builder#sslSocketFactory} is given.
- *
- * <h2>Behaviour</h2>
- *
- * Acquire is {@code SET key token NX PX ttl}; release and extend are the algorithm's Lua
- * compare-and-delete and compare-and-extend, sent with EVALSHA and re-sent with EVAL if the server
- * lost its script cache. A call takes an idle pooled connection, writes its command and returns;
- * the answer is read when the reply is awaited, so one thread can ask many nodes at the same time.
- * With no idle connection, the call is sent from a background thread once the pool lends one. A
- * reply given up ({@link Reply#abandon}) closes its connection; a call not sent yet is dropped,
- * except a release. TTLs are rounded up to whole milliseconds. Failures are {@link
- * io.redlock.RedlockTransientException}s (refused connection, timeout, server loading or busy, pool
- * exhausted) or {@link io.redlock.RedlockNonTransientException}s (wrong password, missing
- * permission, bad database index, read-only replica, TLS problems), each naming the node and the
- * fix; passwords never appear in messages or in {@link #toString()}.
- *
- * <h2>Fencing counters and status</h2>
- *
- * The counter of a key lives in a second key, {@link #fenceKey(String) keyPrefix + "{fence}:" +
- * key}, an integer without expiry. A fenced acquire is one Lua script: the {@code SET NX PX}, then
- * the counter becomes {@code max(counter + 1, server time in µs)}, so a counter lost in a restart
- * without persistence starts again above every value handed out before. The write-back raises the
- * counter only if the lock key still holds the caller's token. A plain acquire stays the single
- * {@code SET NX PX}.
- *
- * <p>The status gives the server's {@code run_id} as its incarnation, {@code uptime_in_seconds},
- * and durable = AOF on with {@code appendfsync always} (if {@code CONFIG GET} is not permitted, not
- * durable). The first {@code status()} call asks the server; from then on every new connection
- * reads {@code INFO} before it is used, and {@code status()} answers from memory: a restart breaks
- * every connection. Connect directly, not through a proxy that keeps connections across restarts.
- *
- * <h2>Release notifications</h2>
- *
- * The release script publishes the stored key on the channel {@link #releaseChannel() keyPrefix +
- * "redlock:released"} after it deleted the key (with {@code redis.pcall}, so a user whose ACL
- * forbids the channel still releases). The first {@link #onRelease} opens one more connection,
- * subscribed to that channel on a daemon thread; when it breaks, it is opened again after a pause
- * that doubles from 50 ms up to 2 s, and every listener is called once it is back. Expiry is not
- * notified: waiters still poll as a fallback.
- *
- * <p>Thread-safe. {@link #close()} closes the connections.
+ * <p>Thread-safe. See {@code docs/backends.md} for the details.
  */
 public final class RedisLockNode implements LockNode {
   private static final AtomicInteger THREADS = new AtomicInteger();
@@ -117,26 +77,9 @@ public final class RedisLockNode implements LockNode {
           .withClock();
   private static final String FENCE_NAMESPACE = "{fence}:";
 
-  private static final Kind<AcquireResult> SET_NX_PX =
-      new Kind<>("SET NX PX", null, r -> AcquireResult.of(ok(r)), true);
-  // a release is sent even when the engine stops waiting for it: see Reply.abandon
-  private static final Kind<Boolean> RELEASE =
-      new Kind<>("compare-and-delete (EVALSHA)", Scripts.RELEASE, RedisLockNode::isOne, false);
-  private static final Kind<Boolean> EXTEND =
-      new Kind<>("compare-and-extend (EVALSHA)", Scripts.EXTEND, RedisLockNode::isOne, true);
-  private static final Kind<AcquireResult> ACQUIRE_FENCED =
-      new Kind<>("fenced acquire (EVALSHA)", Scripts.ACQUIRE_FENCED, RedisLockNode::fence, true);
-  private static final Kind<Boolean> RAISE_FENCE =
-      new Kind<>("fence write-back (EVALSHA)", Scripts.RAISE_FENCE, RedisLockNode::isOne, true);
-  private static final Kind<Instant> TIME = new Kind<>("TIME", null, RedisLockNode::time, true);
-  private static final Kind<Optional<KeyHolder>> INSPECT =
-      new Kind<>("inspect (EVAL of GET and PTTL)", null, RedisLockNode::holder, true);
-
   private final String name;
   private final String description;
   private final String keyPrefix;
-  private final int poolSize;
-  private final Duration connectTimeout;
   final int socketTimeoutMillis;
   final RedisErrors errors;
   final ConnectionPool pool;
@@ -152,25 +95,18 @@ public final class RedisLockNode implements LockNode {
     String host = b.host.contains(":") ? "[" + b.host + "]" : b.host;
     this.name = (b.tls ? "rediss" : "redis") + "://" + host + ":" + b.port + "/" + b.database;
     this.description =
-        name
-            + " (user="
-            + (b.user == null ? "default" : b.user)
-            + ", password="
-            + (b.password == null ? "none" : "***")
-            + ", connectTimeout="
-            + b.connectTimeout.toMillis()
-            + "ms, socketTimeout="
-            + b.socketTimeout.toMillis()
-            + "ms, poolSize="
-            + b.poolSize
-            + ", keyPrefix='"
-            + b.keyPrefix
-            + "'"
-            + (b.tls ? ", verifyHostname=" + b.verifyHostname : "")
-            + ")";
+        String.format(
+            "%s (user=%s, password=%s, connectTimeout=%dms, socketTimeout=%dms, poolSize=%d,"
+                + " keyPrefix='%s'%s)",
+            name,
+            b.user == null ? "default" : b.user,
+            b.password == null ? "none" : "***",
+            b.connectTimeout.toMillis(),
+            b.socketTimeout.toMillis(),
+            b.poolSize,
+            b.keyPrefix,
+            b.tls ? ", verifyHostname=" + b.verifyHostname : "");
     this.keyPrefix = b.keyPrefix;
-    this.poolSize = b.poolSize;
-    this.connectTimeout = b.connectTimeout;
     this.socketTimeoutMillis = (int) b.socketTimeout.toMillis();
     this.errors = new RedisErrors(b, name);
     DefaultJedisClientConfig.Builder config =
@@ -270,7 +206,7 @@ public final class RedisLockNode implements LockNode {
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
     check(key, token);
     return call(
-        SET_NX_PX,
+        RedisCall.SET_NX_PX,
         new CommandArguments(Protocol.Command.SET)
             .addObjects(storedKey(key), token, Protocol.Keyword.NX, Protocol.Keyword.PX, px(ttl)));
   }
@@ -278,13 +214,14 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<Boolean> release(String key, String token) {
     check(key, token);
-    return call(RELEASE, script(Scripts.RELEASE_SHA, 1, storedKey(key), token, releaseChannel()));
+    return call(
+        RedisCall.RELEASE, script(Scripts.RELEASE_SHA, 1, storedKey(key), token, releaseChannel()));
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
     check(key, token);
-    return call(EXTEND, script(Scripts.EXTEND_SHA, 1, storedKey(key), token, px(ttl)));
+    return call(RedisCall.EXTEND, script(Scripts.EXTEND_SHA, 1, storedKey(key), token, px(ttl)));
   }
 
   @Override
@@ -292,7 +229,7 @@ public final class RedisLockNode implements LockNode {
     check(key, token);
     String px = px(ttl);
     return call(
-        ACQUIRE_FENCED,
+        RedisCall.ACQUIRE_FENCED,
         script(Scripts.ACQUIRE_FENCED_SHA, 2, storedKey(key), fenceKey(key), token, px));
   }
 
@@ -305,7 +242,7 @@ public final class RedisLockNode implements LockNode {
     }
     String value = Long.toString(atLeast);
     return call(
-        RAISE_FENCE,
+        RedisCall.RAISE_FENCE,
         script(Scripts.RAISE_FENCE_SHA, 2, storedKey(key), fenceKey(key), token, value));
   }
 
@@ -318,35 +255,7 @@ public final class RedisLockNode implements LockNode {
     checkOpen();
     incarnation.watch();
     RedisIncarnation.Observation seen = incarnation.latest();
-    if (seen != null && seen.problem() == null) {
-      return Reply.of(seen.toStatus());
-    }
-    // Nothing seen yet, or the last look failed (NOPERM, BUSY...): ask again rather than repeat
-    // the old failure forever, since a busy pool may not open a new connection for a long time.
-    return Replies.supplyAsync(
-        () -> {
-          String what = "INFO (for the node's status)";
-          Connection c;
-          try {
-            c = pool.getResource();
-          } catch (RuntimeException e) {
-            throw errors.translate(e, what);
-          }
-          RedisIncarnation.Observation latest;
-          try {
-            latest = incarnation.observe(c);
-            c.close();
-          } catch (RuntimeException e) {
-            discard(c);
-            throw errors.translate(e, what);
-          }
-          if (latest.problem() != null) {
-            throw latest.problem();
-          }
-          return latest.toStatus();
-        },
-        background,
-        name);
+    return seen != null && seen.problem() == null ? Reply.of(seen.toStatus()) : incarnation.ask();
   }
 
   /**
@@ -356,7 +265,7 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<Instant> serverTime() {
     checkOpen();
-    return call(TIME, new CommandArguments(Protocol.Command.TIME));
+    return call(RedisCall.TIME, new CommandArguments(Protocol.Command.TIME));
   }
 
   /** Who holds {@code key}: {@code GET} and {@code PTTL} in one script (a plain EVAL). */
@@ -364,7 +273,7 @@ public final class RedisLockNode implements LockNode {
   public Reply<Optional<KeyHolder>> inspect(String key) {
     check(key, null);
     return call(
-        INSPECT,
+        RedisCall.INSPECT,
         new CommandArguments(Protocol.Command.EVAL)
             .addObjects(
                 "return {redis.call('get', KEYS[1]), redis.call('pttl', KEYS[1])}",
@@ -471,18 +380,6 @@ public final class RedisLockNode implements LockNode {
     }
   }
 
-  /** The failure of a call that waited for a connection and none came. */
-  String poolBusy(Duration waited) {
-    return "no connection came free within "
-        + waited.toMillis()
-        + " ms: all "
-        + poolSize
-        + " were busy with calls the node had not answered, or connecting took longer (at most"
-        + " connectTimeout, "
-        + connectTimeout.toMillis()
-        + " ms); check that the node is not stalled, or raise poolSize if the load needs more";
-  }
-
   /** The checks of a key and of a token (unless null) that every call makes. */
   private void check(String key, String token) {
     checkOpen();
@@ -522,85 +419,6 @@ public final class RedisLockNode implements LockNode {
     return new CommandArguments(Protocol.Command.EVALSHA)
         .addObjects(sha, keys)
         .addObjects((Object[]) keysThenArgs);
-  }
-
-  private static boolean ok(Object reply) {
-    if (reply == null) {
-      return false;
-    }
-    if (reply instanceof byte[] b && b.length == 2 && b[0] == 'O' && b[1] == 'K') {
-      return true;
-    }
-    throw RedisCall.unexpected(reply);
-  }
-
-  private static Boolean isOne(Object reply) {
-    if (reply instanceof Long n) {
-      return n == 1L;
-    }
-    throw RedisCall.unexpected(reply);
-  }
-
-  private static AcquireResult fence(Object reply) {
-    if (reply == null) {
-      return AcquireResult.HELD;
-    }
-    try {
-      long value = Long.parseLong(text(reply));
-      if (value > 0) {
-        return AcquireResult.acquired(value);
-      }
-    } catch (RuntimeException e) {
-      // reported below
-    }
-    throw RedisCall.unexpected(reply);
-  }
-
-  /** {@code TIME}'s answer: an array of two bulk strings, seconds and microseconds. */
-  private static Instant time(Object reply) {
-    try {
-      List<?> parts = (List<?>) reply;
-      long us = Long.parseLong(text(parts.get(1)));
-      if (parts.size() == 2 && us >= 0 && us < 1_000_000) {
-        return Instant.ofEpochSecond(Long.parseLong(text(parts.get(0))), us * 1_000);
-      }
-    } catch (RuntimeException e) {
-      // reported below
-    }
-    throw RedisCall.unexpected(reply);
-  }
-
-  /** The value and the PTTL in ms (-1: no expiry); nil and -2 when the key is absent. */
-  private static Optional<KeyHolder> holder(Object reply) {
-    if (reply instanceof List<?> parts) {
-      if (parts.isEmpty() || parts.get(0) == null) {
-        return Optional.empty();
-      }
-      if (parts.size() == 2
-          && parts.get(0) instanceof byte[] token
-          && parts.get(1) instanceof Long ms
-          && ms >= -1) {
-        Duration left = ms == -1 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(ms);
-        return Optional.of(new KeyHolder(new String(token, StandardCharsets.UTF_8), left));
-      }
-    }
-    throw RedisCall.unexpected(reply);
-  }
-
-  private static String text(Object bulk) {
-    return new String((byte[]) bulk, StandardCharsets.UTF_8);
-  }
-
-  /** A failure of the node's transport that {@link RedisErrors} did not classify. */
-  RedlockTransientException unexpected(String operation, RuntimeException e) {
-    return new RedlockTransientException(
-        name,
-        "unexpected reply to "
-            + operation
-            + ": "
-            + errors.scrub(e.getMessage())
-            + "; is this a Redis server (or a proxy that changes replies)?",
-        null);
   }
 
   /** Builds a {@link RedisLockNode}. Not thread-safe. */
