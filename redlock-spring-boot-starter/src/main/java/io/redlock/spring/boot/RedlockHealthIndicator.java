@@ -22,32 +22,14 @@ import org.springframework.boot.actuate.health.Status;
 
 /**
  * The health of a {@link Redlock} from the same probe as {@code redlock doctor} ({@link
- * Redlock#probe}): a quorum reachable, nodes down, clock offsets and restart quarantine.
- *
- * <ul>
- *   <li>{@code UP} when at least a quorum (N/2+1) of nodes is up: locks can be had;
- *   <li>{@code DOWN} when more than N - quorum nodes are down: no lock can be had;
- *   <li>{@code UNKNOWN} otherwise (nodes not called yet).
- * </ul>
- *
- * <p>Node states come from the calls the application makes ({@link Redlock#health()}), so in an
- * idle application they age. With node checks on, the check probes every node ({@link
- * Redlock#probe}: lock calls on a random key, status, clock, all nodes at once against {@code
- * nodeCheckTimeout}) at most once per {@code probeAfter}, and keeps the reports for that long.
- * Between probes, when a probe resource is set and the states are not fresh (some node is not up,
- * or has not answered for {@code probeAfter}), the check makes one lock attempt on the probe
- * resource, so that the state it reports is current. A node counts as down after {@value
- * NodeHealth#FAILURES_TO_DOWN} failed calls in a row, so a node that just died may take a few
- * checks to show.
- *
- * <p>Details: {@code quorum}, {@code nodesUp}, {@code fencing}, {@code restartQuarantineEnabled},
- * {@code restartQuarantine} (the maximum TTL, when on), {@code nodeChecksMillisAgo}, {@code
- * warnings} (when there is something to warn about), and per node (by its redacted name) its {@code
- * state}, {@code callsInFlight}, {@code lastAnswerMillisAgo}, {@code lastError}, and from the probe
- * {@code clockOffsetMs}, {@code clockOffsetUncertaintyMs}, {@code clockNote}, {@code clockError},
- * {@code durable}, {@code incarnation}, {@code uptimeSeconds}, {@code statusError}, {@code
- * quarantine} (as {@code redlock doctor --json} reports it) and {@code quarantineLeftMs}. Warnings
- * never change the status.
+ * Redlock#probe}): {@code UP} when at least a quorum (N/2+1) of nodes is up, {@code DOWN} when more
+ * than N - quorum are down, {@code UNKNOWN} otherwise (nodes not called yet). The node states are
+ * the Redlock's own ({@link Redlock#health()}). With node checks on, every node is probed at most
+ * once per {@code probeAfter} (lock calls on a random key, status, clock: all nodes at once within
+ * {@code nodeCheckTimeout}) and the reports kept that long; between probes, states that are not
+ * fresh (a node not up, or silent for {@code probeAfter}) are refreshed by one lock attempt on the
+ * probe resource, if one is set. The details and warnings (which never change the status) are
+ * listed in the starter's README.
  */
 public class RedlockHealthIndicator extends AbstractHealthIndicator {
   /** The TTL of the probe resource's lease: short, but well above any drift allowance. */
@@ -184,7 +166,6 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
     List<String> clockOff = new ArrayList<>();
     List<String> notDurable = new ArrayList<>();
     List<String> active = new ArrayList<>();
-    List<Duration> activeLeft = new ArrayList<>();
     List<String> unreadable = new ArrayList<>();
     int voters = 0;
     for (NodeReport r : reports) {
@@ -215,8 +196,7 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
       Duration left = r.quarantineLeft().map(l -> l.minus(age)).orElse(Duration.ZERO);
       if (q == Quarantine.ACTIVE && !left.isNegative() && !left.isZero()) {
         d.put("quarantineLeftMs", left.toMillis());
-        active.add(name + " (up " + format(s.uptime().plus(age)) + ")");
-        activeLeft.add(left);
+        active.add(name + " (" + format(left) + " left)");
       } else if (q == Quarantine.ACTIVE) {
         q = Quarantine.PASSED; // it passed since the probe
       } else if (q == Quarantine.OFF) {
@@ -237,58 +217,35 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
     List<String> warnings = new ArrayList<>();
     if (!clockOff.isEmpty()) {
       warnings.add(
-          "store clock not synchronised with this machine's (more than "
-              + format(CLOCK_OFFSET_LIMIT)
-              + " off, the limit of redlock doctor): "
+          "store clock not synchronised with this machine's (more than 1 s off, the limit of"
+              + " redlock doctor): "
               + String.join(", ", clockOff)
-              + ". Redlock itself needs only clock rates to agree, but a clock this far off will"
-              + " be corrected some day, and a correction that steps the clock moves every expiry"
-              + " on that store at once (a forward step shortens every lock it holds). Enable NTP"
-              + " (chrony, ntpd or systemd-timesyncd) on "
-              + (clockOff.size() == 1 ? "that host" : "those hosts")
-              + " or on this machine, configured to slew, not step, once running");
+              + ". A correction that steps such a clock moves every expiry on that store at once:"
+              + " enable NTP (chrony, ntpd or systemd-timesyncd), set to slew, not step");
     }
     if (!notDurable.isEmpty()) {
       warnings.add(
           "not durable, and restart quarantine is off: "
               + String.join(", ", notDurable)
-              + ". A node whose lock state is not durable forgets the locks it granted when it"
-              + " restarts, and could then help a second client to a majority. Make "
-              + (notDurable.size() == 1 ? "it" : "them")
-              + " durable (Redis: appendonly yes with appendfsync always; PostgreSQL: fsync and"
-              + " synchronous_commit on; SQLite: synchronous=FULL), or set"
-              + " redlock.restart-quarantine to the longest lock TTL in use: a restarted node that"
-              + " is not durable then votes only once it has been up that long");
+              + ". Such a node forgets the locks it granted when it restarts, and could then help a"
+              + " second client to a majority. Make it durable (Redis: appendonly yes with"
+              + " appendfsync always; PostgreSQL: fsync and synchronous_commit on), or set"
+              + " redlock.restart-quarantine to the longest lock TTL in use");
     }
     if (!active.isEmpty()) {
       Duration maxTtl = settings.restartQuarantine();
-      String consequence;
-      if (voters < quorum) {
-        activeLeft.sort(null);
-        int needed = quorum - voters;
-        consequence =
-            "; only "
-                + voters
-                + " of "
-                + perNode.size()
-                + " nodes may vote now and a quorum needs "
-                + quorum
-                + ", so no lock can be acquired ("
-                + (needed <= activeLeft.size()
-                    ? "in " + format(activeLeft.get(needed - 1)) + " at the earliest"
-                    : "not until more nodes answer with a readable status")
-                + "). This is the price of safety after a restart: the locks such a node forgot"
-                + " may still be held elsewhere until then";
-      } else {
-        consequence =
-            "; their votes do not count yet, locks work with the " + voters + " nodes that vote";
-      }
       warnings.add(
           "in restart quarantine (not durable and up for less than "
               + format(maxTtl.plus(settings.driftFor(maxTtl)))
-              + ", the maximum TTL plus drift): "
+              + ", the maximum TTL plus drift), their votes do not count yet: "
               + String.join(", ", active)
-              + consequence);
+              + (voters >= quorum
+                  ? "; locks work with the " + voters + " nodes that vote"
+                  : "; only "
+                      + voters
+                      + " nodes vote and a quorum needs "
+                      + quorum
+                      + ", so no lock can be acquired until then"));
     }
     if (!unreadable.isEmpty()) {
       warnings.add(

@@ -33,8 +33,12 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
   private final Retry retry = new Retry();
   private final Metrics metrics = new Metrics();
   private final Health health = new Health();
-  private final Shedlock shedlock = new Shedlock();
-  private final Integration integration = new Integration();
+  private final Locks shedlock = new Locks();
+  private final Locks integration = new Locks();
+
+  public RedlockProperties() {
+    shedlock.setKeyPrefix("shedlock:");
+  }
 
   /**
    * Retries of an acquisition: {@code redlock.retry.attempts}, {@code delay-min}, {@code
@@ -54,16 +58,10 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
     }
   }
 
-  /** Micrometer metrics, when Micrometer and redlock-micrometer are on the class path. */
-  public static class Metrics {
-    /** Whether to record Redlock metrics into the application's MeterRegistry. */
+  /** A part of the starter that is on when its library is on the class path. */
+  public static class Part {
+    /** Whether to provide it (the application's own bean of that kind wins anyway). */
     private boolean enabled = true;
-
-    /**
-     * Whether meters carry the locked resource as a tag. Only for a small, known set of resources:
-     * every distinct resource makes its own time series.
-     */
-    private boolean resourceTags = false;
 
     public boolean isEnabled() {
       return enabled;
@@ -72,6 +70,15 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
+  }
+
+  /** Micrometer metrics, when Micrometer and redlock-micrometer are on the class path. */
+  public static class Metrics extends Part {
+    /**
+     * Whether meters carry the locked resource as a tag. Only for a small, known set of resources:
+     * every distinct resource makes its own time series.
+     */
+    private boolean resourceTags = false;
 
     public boolean isResourceTags() {
       return resourceTags;
@@ -147,46 +154,15 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
     }
   }
 
-  /** The ShedLock LockProvider, when ShedLock and redlock-shedlock are on the class path. */
-  public static class Shedlock {
-    /** Whether to provide a RedlockLockProvider bean (unless the application has a provider). */
-    private boolean enabled = true;
-
-    /** Put before every ShedLock lock name to make the Redlock resource. */
-    private String keyPrefix = "shedlock:";
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
-
-    public String getKeyPrefix() {
-      return keyPrefix;
-    }
-
-    public void setKeyPrefix(String keyPrefix) {
-      this.keyPrefix = keyPrefix;
-    }
-  }
-
-  /** The Spring Integration LockRegistry, when Spring Integration is on the class path. */
-  public static class Integration {
-    /** Whether to provide a RedlockLockRegistry bean (unless the application has a registry). */
-    private boolean enabled = true;
-
-    /** Put before every lock key to make the Redlock resource. */
+  /**
+   * The ShedLock LockProvider (redlock-shedlock) or the Spring Integration LockRegistry, when its
+   * library is on the class path.
+   */
+  public static class Locks extends Part {
+    /**
+     * Put before every lock name or key to make the Redlock resource ("shedlock:" for ShedLock).
+     */
     private String keyPrefix = "";
-
-    public boolean isEnabled() {
-      return enabled;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
-    }
 
     public String getKeyPrefix() {
       return keyPrefix;
@@ -271,11 +247,11 @@ public class RedlockProperties extends RedlockSettings.Builder<RedlockProperties
     return health;
   }
 
-  public Shedlock getShedlock() {
+  public Locks getShedlock() {
     return shedlock;
   }
 
-  public Integration getIntegration() {
+  public Locks getIntegration() {
     return integration;
   }
 }
