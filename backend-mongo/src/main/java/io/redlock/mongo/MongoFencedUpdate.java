@@ -23,17 +23,11 @@ import org.bson.conversions.Bson;
  * The protected resource's side of fencing when the protected data is a document of the
  * application's own MongoDB collection: an update that carries a lease's {@link
  * io.redlock.Lease#fencingToken() fencing token} and applies only if that token is at least the
- * highest the document has accepted. Check and write are one {@code updateOne}, so the server
- * decides atomically:
- *
- * <pre>{@code
- * filter: {$and: [<idFilter>, {$or: [{fence: {$lte: token}}, {fence: null}]}]}
- * update: <update> plus {$set: {fence: token}}
- * }</pre>
- *
- * <p>The highest token accepted is a 64-bit integer field of the document, {@code fence} by default
- * ({@link #create(String)} names another). A document without it (or with it null) has accepted
- * none yet, so existing documents need no migration.
+ * highest the document has accepted, kept in a 64-bit field ({@code fence} unless {@link
+ * #create(String)} names another; a document without it has accepted none, so no migration is
+ * needed). Check and write are one {@code updateOne}, so the server decides atomically: {@code
+ * {$and: [<idFilter>, {$or: [{fence: {$lte: token}}, {fence: null}]}]}} with the update plus {@code
+ * {$set: {fence: token}}}.
  *
  * <pre>{@code
  * static final MongoFencedUpdate FENCED = MongoFencedUpdate.create();
@@ -46,15 +40,12 @@ import org.bson.conversions.Bson;
  * }
  * }</pre>
  *
- * <p>Outcomes of {@link #updateOne}: {@code true} when the document was updated; {@code false} when
- * no document matches the id filter (nothing is inserted, unless the options say upsert); {@link
- * StaleFencingTokenException} when it exists but accepted a higher token. A token equal to the
- * document's fence is accepted again, so one lease may write many times, as with {@link
- * io.redlock.FencingGuard}. {@link #filter} and {@link #update} give the two parts for other calls
- * ({@code findOneAndUpdate}, bulk writes), where "nothing matched" is for the caller to explain.
- *
- * <p>Uses plain update operators only (no update pipelines), so it runs on every MongoDB version
- * and on wire-compatible servers without pipelines. Immutable and thread-safe; nothing is logged.
+ * <p>{@link #updateOne} answers {@code true} when the document was updated, {@code false} when no
+ * document matches the id filter (nothing is inserted unless the options say upsert), and throws
+ * {@link StaleFencingTokenException} when it accepted a higher token. An equal token is accepted
+ * again, so one lease may write many times, as with {@link io.redlock.FencingGuard}. {@link
+ * #filter} and {@link #update} give the two parts for other calls ({@code findOneAndUpdate}, bulk
+ * writes). Plain update operators only (no pipelines). Immutable and thread-safe.
  */
 public final class MongoFencedUpdate {
   /** The default name of the fence field. */

@@ -2,32 +2,41 @@ package io.redlock.mongo;
 
 import com.mongodb.ConnectionString;
 import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoNamespace;
 import com.mongodb.ReadPreference;
 import com.mongodb.ServerAddress;
 import com.mongodb.WriteConcern;
 import com.mongodb.client.MongoClient;
-import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import com.mongodb.connection.ClusterSettings;
-import io.redlock.mongo.internal.ConnectionWatch;
-import io.redlock.mongo.internal.MongoNode;
-import io.redlock.mongo.internal.MongoNodeSettings;
+import io.redlock.mongo.internal.MongoErrors;
 import io.redlock.mongo.internal.MongoUri;
+import io.redlock.mongo.internal.StatusReader;
 import io.redlock.spi.AcquireResult;
+import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
-import java.util.Locale;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.bson.Document;
 
 /**
  * One MongoDB deployment (a standalone server, a replica set or a sharded cluster) as a Redlock
@@ -40,107 +49,44 @@ import java.util.stream.Collectors;
  * LockNode c = MongoLockNode.builder().client(myMongoClient).database("app").build(); // not closed
  * }</pre>
  *
- * <h2>Connection string</h2>
+ * <p>Every driver option of the connection string works; this library's own options ({@code
+ * redlock.database}, {@code redlock.collection}, {@code redlock.gcAfter}, {@code redlock.threads};
+ * durations as {@code 500}, {@code 90s}, {@code 7d} or {@code PT24H}) are taken out before the
+ * driver sees it. Defaults that differ from the driver's: write concern {@code {w: "majority", j:
+ * true}} unless the string sets {@code w} or {@code journal} ({@code w=0} is refused); reads and
+ * writes on the primary; {@code serverSelectionTimeoutMS=2000}, {@code connectTimeoutMS=2000} and
+ * {@code socketTimeoutMS=5000} unless set (or {@code timeoutMS} is set); {@code appName=redlock}.
  *
- * A standard {@code mongodb://} or {@code mongodb+srv://} connection string: every driver option
- * works ({@code replicaSet}, {@code tls}, {@code authSource}, {@code w}, {@code journal}, {@code
- * wtimeoutMS}, {@code serverSelectionTimeoutMS}, {@code connectTimeoutMS}, {@code socketTimeoutMS},
- * {@code timeoutMS}, ...). This library's own options start with {@code redlock.} and are taken out
- * before the driver sees the string (an unknown one is an error):
+ * <p>One document per key, {@code {_id: key, token, ttlMs, at}}: {@code at} is written by the
+ * server ({@code $currentDate}) and the key counts as held while {@code at + ttlMs > $$NOW},
+ * checked in each operation's filter, so expiry runs on the server's clock and never depends on the
+ * optional TTL index ({@code redlock.gcAfter}). Every operation is one single-document write:
+ * acquire is an upsert whose filter matches only an expired document (with a live one the insert
+ * collides on {@code _id}, which means "held"); release and extend are guarded by key, token and
+ * liveness. Simple collation, no update pipelines, no transactions: MongoDB 4.2 or later.
  *
- * <ul>
- *   <li>{@code redlock.database}: the database (default: the one in the path, else {@value
- *       #DEFAULT_DATABASE});
- *   <li>{@code redlock.collection}: the collection (default {@value #DEFAULT_COLLECTION});
- *   <li>{@code redlock.gcAfter}: if set, a TTL index removes lock documents this long after they
- *       were last acquired or extended, and TTLs longer than this are rejected (default: no index);
- *       this includes released documents that keep a fencing counter (see below);
- *   <li>{@code redlock.threads}: worker threads that run the blocking driver calls (default {@value
- *       #DEFAULT_THREADS}).
- * </ul>
+ * <p><b>Fencing counters.</b> {@link #tryAcquireFenced} increments a 64-bit field {@code fence} in
+ * the write that takes the key; release keeps the document so the counter survives release and
+ * expiry. A counter that starts afresh (first fenced use, or a lost document) is raised once to the
+ * server's time of the acquisition in microseconds, so after a loss (the TTL index of {@code
+ * gcAfter}, a restart without durable writes, a rollback with {@code w=1}) the next fence still
+ * exceeds the earlier ones unless the server's clock went back. Leave {@code gcAfter} unset (the
+ * default) to keep counters for good.
  *
- * Durations are milliseconds ({@code 500}) or carry a unit ({@code 500ms}, {@code 90s}, {@code
- * 30m}, {@code 24h}, {@code 7d}, {@code PT24H}).
- *
- * <h2>Defaults that differ from the driver's</h2>
- *
- * <ul>
- *   <li>write concern {@code {w: "majority", j: true}} unless the connection string sets {@code w}
- *       or {@code journal} (or {@link Builder#writeConcern} is called): a lock acknowledged by one
- *       member only could be lost in a failover. {@code w=0} is refused.
- *   <li>reads and writes always go to the primary, whatever {@code readPreference} says.
- *   <li>{@code serverSelectionTimeoutMS=2000}, {@code connectTimeoutMS=2000} and {@code
- *       socketTimeoutMS=5000} unless set in the connection string (or {@code timeoutMS} is set,
- *       which then bounds each operation): a lock node must fail fast rather than wait 30 s.
- *   <li>{@code appName=redlock} unless set.
- * </ul>
- *
- * <h2>Behaviour</h2>
- *
- * One document per key, {@code {_id: key, token, ttlMs, at}}. Expiry runs on the server's clock:
- * {@code at} is written by the server ({@code $currentDate}) and a document counts as absent once
- * {@code at + ttlMs <= $$NOW}, checked inside each operation's filter, so it never depends on the
- * TTL index (whose monitor runs about once a minute). Acquire is one {@code updateOne} with {@code
- * upsert} whose filter matches only an expired document; when a live one exists the insert collides
- * on {@code _id} (duplicate key, error 11000), which means "held". Release and extend are single
- * {@code deleteOne} / {@code updateOne} calls guarded by {@code _id}, token and liveness (release
- * of a key with a fencing counter may take two: see below). Keys and tokens are compared byte for
- * byte (simple collation). Needs MongoDB 4.2 or later.
- *
- * <h2>Fencing counters</h2>
- *
- * A key used with {@link #tryAcquireFenced} gets a field {@code fence}, a 64-bit counter that
- * {@code tryAcquireFenced} increments ({@code $inc}) in the same single-document write that takes
- * the key, and returns. Release then keeps the document (token removed, marked expired) so the
- * counter survives release and expiry; documents without a counter are still deleted. {@link
- * #raiseFence} is one {@code $max} guarded by key, token and liveness. A counter that starts afresh
- * (the key's first fenced acquisition, or after its document was lost) is raised once, by a second
- * write guarded by the caller's token, to {@code at × 1000 + counter}: the server's time of the
- * acquisition in microseconds. What is guaranteed, on one node, for one key:
- *
- * <ul>
- *   <li>while the key's document exists, every fence returned is greater than every fence returned
- *       before and every value it was raised to: the counter only grows, by {@code $inc} and {@code
- *       $max}, and the low value of a fresh counter is never returned;
- *   <li>if the document is lost (a TTL index from {@code redlock.gcAfter} removes it {@code
- *       gcAfter} after its last acquisition or extension; a restart of a deployment whose writes
- *       are not durable; a rollback after a failover with {@code w=1}; a manual delete), the next
- *       fence still exceeds every earlier one provided the server's clock has not gone back since
- *       those were handed out and the values written back from other nodes were not ahead of this
- *       server's clock by more than the time since (a lost document is at least {@code gcAfter}
- *       old, and with restart quarantine a restarted node votes again only after the maximum TTL),
- *       and fewer than 1000 fenced acquisitions of the key happened per millisecond;
- *   <li>with {@code gcAfter} set, counters of keys unused for longer than {@code gcAfter} therefore
- *       rest on the server's clock; leave {@code gcAfter} unset (the default) to keep them for
- *       good.
- * </ul>
- *
- * <h2>Status</h2>
- *
- * {@link #status()} reports the deployment's incarnation, uptime and durability, for restart
- * quarantine. The incarnation is MongoDB 4.4+'s {@code hello.topologyVersion.processId}, made when
- * the server process starts; older servers (and the test stand-in) get a marker document in the
- * lock collection, {@code {_id: {redlock: "incarnation"}}}, that is lost with the data and replaced
- * when {@code serverStatus} shows a restart. The uptime is {@code serverStatus.uptimeMillis} (or
- * the age of the process id, rounded down). Durable means an acknowledged lock survives a crash,
- * restart or failover: a persistent storage engine ({@code serverStatus.storageEngine.persistent})
- * and a journaled write concern that a failover cannot roll back: {@code journal=true} (or {@code
- * w=majority} on MongoDB 6.1+) on a standalone, {@code w=majority} with journaling (explicit or by
- * {@code writeConcernMajorityJournalDefault}) on a replica set, {@code {w: majority, journal:
- * true}} through mongos (shards taken to be persistent). The default write concern qualifies. The
- * user needs the {@code clusterMonitor} role (for {@code serverStatus}) for a "durable" answer;
- * without it the node reports not durable and says why in {@link NodeStatus#details()}. A node
- * created from a connection string caches the status until its client opens a new connection or the
- * primary changes; a node over a client passed in asks the server each time.
+ * <p><b>Status.</b> {@link #status()} reports the incarnation ({@code
+ * hello.topologyVersion.processId}, else a marker document {@code {_id: {redlock: "incarnation"}}}
+ * in the lock collection), the uptime, and whether locks survive a crash, restart or failover: a
+ * persistent storage engine and a journaled write concern that a failover cannot roll back (the
+ * default qualifies; the user needs the {@code clusterMonitor} role to tell). A node built from a
+ * connection string caches it until its client opens a new connection or the primary changes.
  *
  * <p>Failures are {@link io.redlock.RedlockTransientException}s (unreachable, timed out, not
- * primary during a failover, write not confirmed by the write concern) or {@link
- * io.redlock.RedlockNonTransientException}s (authentication, missing privileges, a write concern
- * the deployment cannot satisfy, a server older than 4.2), each naming the node and the fix.
- * Passwords never appear in {@link #name()}, {@link #toString()} or messages.
- *
- * <p>Thread-safe. Opening a node does not contact the server. {@link #close()} closes the client
- * only if this node created it.
+ * primary, write not confirmed) or {@link io.redlock.RedlockNonTransientException}s
+ * (authentication, privileges, a write concern the deployment cannot satisfy, a server older than
+ * 4.2), each naming the node and the fix; passwords never appear in names or messages. Each call
+ * runs on the node's worker threads; a call abandoned before a worker takes it is never sent.
+ * Thread-safe. Opening a node does not contact the server. {@link #close()} closes the client only
+ * if this node created it.
  */
 public final class MongoLockNode implements LockNode {
   /** The database used when neither the connection string nor the builder names one. */
@@ -155,14 +101,67 @@ public final class MongoLockNode implements LockNode {
   /** The default write concern: majority of the replica set, journaled. */
   public static final WriteConcern DEFAULT_WRITE_CONCERN = WriteConcern.MAJORITY.withJournal(true);
 
-  private static final int DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 2000;
-  private static final int DEFAULT_CONNECT_TIMEOUT_MS = 2000;
-  private static final int DEFAULT_SOCKET_TIMEOUT_MS = 5000;
+  private static final int MAX_THREADS = 256;
+  private static final AtomicInteger NODE_IDS = new AtomicInteger();
+  private static final NodeCapabilities CAPABILITIES =
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withClock()
+          .withInspection();
 
-  private final MongoNode node;
+  private final String name;
+  private final MongoClient client;
+  private final boolean ownsClient;
+  private final MongoCollection<Document> collection;
+  private final Duration gcAfter;
+  private final ThreadPoolExecutor workers;
+  private final StatusReader statusReader;
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final AtomicBoolean gcIndexPending = new AtomicBoolean();
+  private volatile boolean gcIndexDone;
+  private final LockDocuments documents;
 
-  private MongoLockNode(MongoNode node) {
-    this.node = node;
+  private MongoLockNode(
+      String name,
+      MongoClient client,
+      boolean ownsClient,
+      MongoNamespace namespace,
+      WriteConcern writeConcern,
+      Duration gcAfter,
+      int threads,
+      AtomicLong connections) {
+    this.name = name;
+    this.client = client;
+    this.ownsClient = ownsClient;
+    this.gcAfter = gcAfter;
+    this.collection =
+        client
+            .getDatabase(namespace.getDatabaseName())
+            .getCollection(namespace.getCollectionName())
+            .withWriteConcern(writeConcern)
+            .withReadPreference(ReadPreference.primary());
+    this.documents = new LockDocuments(name, collection);
+    this.statusReader =
+        new StatusReader(name, client, collection, connections == null ? null : connections::get);
+    String prefix = "redlock-mongo-" + NODE_IDS.incrementAndGet() + "-";
+    AtomicInteger threadIds = new AtomicInteger();
+    this.workers =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            30,
+            TimeUnit.SECONDS,
+            new ArrayBlockingQueue<>(1024),
+            r -> {
+              Thread t = new Thread(r, prefix + threadIds.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    workers.allowCoreThreadTimeOut(true);
+    if (gcAfter != null) {
+      scheduleGcIndex();
+    }
   }
 
   /**
@@ -187,27 +186,35 @@ public final class MongoLockNode implements LockNode {
 
   @Override
   public String name() {
-    return node.name();
+    return name;
   }
 
+  /**
+   * Millisecond precision (MongoDB dates count milliseconds), fencing, status, clock, inspection.
+   */
   @Override
   public NodeCapabilities capabilities() {
-    return node.capabilities();
+    return CAPABILITIES;
   }
 
   @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-    return node.tryAcquire(key, token, ttl);
+    long ttlMs = checked(key, token, ttl);
+    return submit("tryAcquire", () -> documents.acquire(key, token, ttlMs, false));
   }
 
+  /** Compare-and-delete; a key with a fencing counter keeps its document, marked released. */
   @Override
   public Reply<Boolean> release(String key, String token) {
-    return node.release(key, token);
+    checked(key, token);
+    return submit("release", () -> documents.release(key, token));
   }
 
+  /** Compare-and-extend: the new expiry is the server's now plus {@code ttl}. */
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
-    return node.extend(key, token, ttl);
+    long ttlMs = checked(key, token, ttl);
+    return submit("extend", () -> documents.extend(key, token, ttlMs));
   }
 
   /**
@@ -216,63 +223,165 @@ public final class MongoLockNode implements LockNode {
    */
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
-    return node.tryAcquireFenced(key, token, ttl);
+    long ttlMs = checked(key, token, ttl);
+    return submit("tryAcquireFenced", () -> documents.acquire(key, token, ttlMs, true));
   }
 
   /** If the key holds the token and is live, raises its fencing counter to at least a value. */
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
-    return node.raiseFence(key, token, atLeast);
+    checked(key, token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "raiseFence needs a positive fencing counter value, got " + atLeast);
+    }
+    return submit("raiseFence", () -> documents.raiseFence(key, token, atLeast));
   }
 
   /** The deployment's incarnation, uptime and durability; see "Status" above. */
   @Override
   public Reply<NodeStatus> status() {
-    return node.status();
+    requireOpen();
+    Optional<NodeStatus> cached = statusReader.fromCache();
+    return cached.isPresent() ? Reply.of(cached.get()) : submit("status", statusReader::read);
   }
 
-  /** Who holds {@code key}: the live document's token and its expiry less the server's clock. */
+  /**
+   * Who holds {@code key}: the live document's token, and its expiry less the primary's clock
+   * ({@code hello.localTime}, read right after; the document is found by the server's own clock).
+   */
   @Override
-  public Reply<java.util.Optional<io.redlock.spi.KeyHolder>> inspect(String key) {
-    return node.inspect(key);
+  public Reply<Optional<KeyHolder>> inspect(String key) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    return submit(
+        "inspect", () -> documents.holder(key, () -> statusReader.serverTime().toEpochMilli()));
   }
 
   /**
    * The primary's clock: {@code localTime} of the {@code hello} command ({@code isMaster} on
-   * servers before 4.4.2 and on the mongo-java-server stand-in, which answers its own JVM's clock),
-   * asked afresh on every call, with millisecond resolution; for diagnostics such as {@code redlock
-   * doctor}'s clock offset. No privilege is needed.
+   * servers before 4.4.2), asked afresh on every call, with millisecond resolution; for diagnostics
+   * such as {@code redlock doctor}'s clock offset. No privilege is needed.
    */
   @Override
-  public Reply<java.time.Instant> serverTime() {
-    return node.serverTime();
+  public Reply<Instant> serverTime() {
+    requireOpen();
+    return submit("serverTime", statusReader::serverTime);
   }
 
   /** The database holding the lock collection. */
   public String database() {
-    return node.settings().database();
+    return collection.getNamespace().getDatabaseName();
   }
 
   /** The lock collection. */
   public String collection() {
-    return node.settings().collection();
+    return collection.getNamespace().getCollectionName();
   }
 
   /** The write concern of every lock operation. */
   public WriteConcern writeConcern() {
-    return node.settings().writeConcern();
+    return collection.getWriteConcern();
   }
 
-  /** Closes the client if this node created it, and stops the worker threads. Idempotent. */
+  /**
+   * Stops the workers (letting running calls finish for up to a second) and closes the client if
+   * this node created it. Idempotent.
+   */
   @Override
   public void close() {
-    node.close();
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    workers.shutdown();
+    try {
+      workers.awaitTermination(1, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (ownsClient) {
+      client.close();
+    }
+    workers.shutdownNow();
   }
 
   /** Same as {@link #name()}: the connection string without secrets. */
   @Override
   public String toString() {
-    return node.name();
+    return name;
+  }
+
+  private <T> Reply<T> submit(String operation, Supplier<T> call) {
+    if (!gcIndexDone && gcAfter != null) {
+      scheduleGcIndex(); // a previous attempt failed; try again in the background
+    }
+    Supplier<T> translated =
+        () -> {
+          try {
+            return call.get();
+          } catch (RuntimeException e) {
+            throw MongoErrors.translate(e, name, operation, collection);
+          }
+        };
+    // a call abandoned before a worker takes it is never sent, except a release (Reply.abandon)
+    return Replies.supplyAsync(translated, workers, name, !"release".equals(operation));
+  }
+
+  /**
+   * Checks the arguments of a call; returns the TTL in whole milliseconds, rounded up: a key must
+   * never expire before the client thinks.
+   */
+  private long checked(String key, String token, Duration ttl) {
+    checked(key, token);
+    LockNodeArguments.requireTtl(ttl, CAPABILITIES);
+    if (gcAfter != null && ttl.compareTo(gcAfter) > 0) {
+      throw new IllegalArgumentException(
+          "ttl "
+              + ttl
+              + " is longer than this node's gcAfter of "
+              + gcAfter
+              + ": the TTL index would delete the lock before it expires; raise redlock.gcAfter"
+              + " or use a shorter TTL");
+    }
+    try {
+      long millis = ttl.toMillis();
+      return ttl.minusMillis(millis).isZero() ? millis : Math.addExact(millis, 1);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(
+          "ttl " + ttl + " is too long to count in milliseconds; use a shorter TTL", e);
+    }
+  }
+
+  private void checked(String key, String token) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+  }
+
+  private void requireOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed; create a new lock node");
+    }
+  }
+
+  /** Creates the TTL index in the background, one attempt at a time, until it succeeds. */
+  private void scheduleGcIndex() {
+    if (gcIndexDone || !gcIndexPending.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      workers.execute(this::createGcIndex);
+    } catch (RejectedExecutionException e) {
+      gcIndexPending.set(false); // closed or busy: the next call tries again
+    }
+  }
+
+  private void createGcIndex() {
+    try {
+      gcIndexDone = documents.createGcIndex(gcAfter);
+    } finally {
+      gcIndexPending.set(false);
+    }
   }
 
   /** Builds a {@link MongoLockNode}. Not thread-safe. */
@@ -376,95 +485,69 @@ public final class MongoLockNode implements LockNode {
             "give exactly one of uri(\"mongodb://...\") and client(mongoClient)"
                 + (uri == null ? "" : ", not both"));
       }
-      return new MongoLockNode(uri != null ? fromUri() : fromClient());
-    }
-
-    private MongoNode fromUri() {
-      ConnectionString cs;
-      try {
-        cs = new ConnectionString(uri.driverUri());
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            "invalid MongoDB connection string "
-                + uri.redacted()
-                + ": "
-                + MongoUri.redact(String.valueOf(e.getMessage())),
-            e);
-      }
-      Map<String, String> options = uri.options();
-      String db =
-          first(database, options.get(MongoUri.DATABASE), cs.getDatabase(), DEFAULT_DATABASE);
-      String coll =
-          first(
-              collection, options.get(MongoUri.COLLECTION), cs.getCollection(), DEFAULT_COLLECTION);
-      WriteConcern wc = first(writeConcern, cs.getWriteConcern(), DEFAULT_WRITE_CONCERN);
-      Duration gc =
-          gcAfterSet
-              ? gcAfter
-              : options.containsKey(MongoUri.GC_AFTER)
-                  ? duration("redlock.gcAfter", options.get(MongoUri.GC_AFTER))
-                  : null;
-      int workers =
-          threads != null
-              ? threads
-              : options.containsKey(MongoUri.THREADS)
-                  ? integer("redlock.threads", options.get(MongoUri.THREADS))
-                  : DEFAULT_THREADS;
-      MongoNodeSettings settings = new MongoNodeSettings(uri.redacted(), db, coll, wc, gc, workers);
-
-      ConnectionWatch watch = new ConnectionWatch();
-      MongoClientSettings.Builder driver =
-          MongoClientSettings.builder()
-              .applyToConnectionPoolSettings(p -> p.addConnectionPoolListener(watch))
-              .applyToClusterSettings(
-                  c ->
-                      c.serverSelectionTimeout(
-                          DEFAULT_SERVER_SELECTION_TIMEOUT_MS, TimeUnit.MILLISECONDS))
-              .applyToSocketSettings(
-                  s -> {
-                    s.connectTimeout(DEFAULT_CONNECT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                    if (cs.getTimeout() == null) {
-                      s.readTimeout(DEFAULT_SOCKET_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-                    }
-                  })
-              .applicationName("redlock")
-              .applyConnectionString(cs) // the user's options win over the defaults above
-              .readPreference(ReadPreference.primary())
-              .writeConcern(wc);
-      if (clientSettings != null) {
-        clientSettings.accept(driver);
-      }
-      MongoClient created = MongoClients.create(driver.build());
-      return new MongoNode(created, true, settings, watch);
-    }
-
-    private MongoNode fromClient() {
-      if (clientSettings != null) {
+      if (client != null && clientSettings != null) {
         throw new IllegalStateException(
             "clientSettings(...) applies only to a node built from uri(...); configure your own"
                 + " MongoClient directly");
       }
-      String db = database != null ? database : DEFAULT_DATABASE;
-      String coll = collection != null ? collection : DEFAULT_COLLECTION;
-      WriteConcern wc = writeConcern != null ? writeConcern : DEFAULT_WRITE_CONCERN;
-      int workers = threads != null ? threads : DEFAULT_THREADS;
-      String name = clientName(client, db, coll);
-      MongoNodeSettings settings =
-          new MongoNodeSettings(name, db, coll, wc, gcAfterSet ? gcAfter : null, workers);
-      return new MongoNode(client, false, settings, null);
+      ConnectionString cs = uri == null ? null : uri.connectionString();
+      Map<String, String> options = uri == null ? Map.of() : uri.options();
+      String db =
+          first(
+              database,
+              options.get(MongoUri.DATABASE),
+              cs == null ? null : cs.getDatabase(),
+              DEFAULT_DATABASE);
+      String coll =
+          first(
+              collection,
+              options.get(MongoUri.COLLECTION),
+              cs == null ? null : cs.getCollection(),
+              DEFAULT_COLLECTION);
+      MongoNamespace namespace = MongoUri.namespace(db, coll);
+      WriteConcern wc =
+          first(writeConcern, cs == null ? null : cs.getWriteConcern(), DEFAULT_WRITE_CONCERN);
+      if (!wc.isAcknowledged()) {
+        throw new IllegalArgumentException(
+            "write concern w=0 is unacknowledged: the lock node could not tell 'acquired' from"
+                + " 'held'; use w=majority (the default) or w=1");
+      }
+      Duration gc =
+          gcAfterSet || !options.containsKey(MongoUri.GC_AFTER)
+              ? gcAfter
+              : MongoUri.duration("redlock.gcAfter", options.get(MongoUri.GC_AFTER));
+      if (gc != null && gc.compareTo(Duration.ofSeconds(1)) < 0) {
+        throw new IllegalArgumentException(
+            "gcAfter must be at least 1 second (MongoDB's TTL index counts whole seconds), got "
+                + gc);
+      }
+      int workers =
+          threads != null || !options.containsKey(MongoUri.THREADS)
+              ? first(threads, DEFAULT_THREADS)
+              : MongoUri.integer("redlock.threads", options.get(MongoUri.THREADS));
+      if (workers < 1 || workers > MAX_THREADS) {
+        throw new IllegalArgumentException(
+            "threads must be between 1 and " + MAX_THREADS + ", got " + workers);
+      }
+      if (client != null) {
+        String name = clientName(client) + "/" + db + "?redlock.collection=" + coll;
+        return new MongoLockNode(name, client, false, namespace, wc, gc, workers, null);
+      }
+      AtomicLong connections = new AtomicLong();
+      MongoClient created = MongoUri.createClient(cs, wc, connections, clientSettings);
+      return new MongoLockNode(
+          uri.redacted(), created, true, namespace, wc, gc, workers, connections);
     }
 
-    /** E.g. {@code mongodb://h1:27017,h2:27017/redlock?redlock.collection=locks}. */
-    private static String clientName(MongoClient client, String db, String coll) {
+    /** E.g. {@code mongodb://h1:27017,h2:27017}. */
+    private static String clientName(MongoClient client) {
       ClusterSettings cluster = client.getClusterDescription().getClusterSettings();
-      String hosts =
-          cluster.getSrvHost() != null
-              ? "mongodb+srv://" + cluster.getSrvHost()
-              : "mongodb://"
-                  + cluster.getHosts().stream()
-                      .map(ServerAddress::toString)
-                      .collect(Collectors.joining(","));
-      return hosts + "/" + db + "?redlock.collection=" + coll;
+      return cluster.getSrvHost() != null
+          ? "mongodb+srv://" + cluster.getSrvHost()
+          : "mongodb://"
+              + cluster.getHosts().stream()
+                  .map(ServerAddress::toString)
+                  .collect(Collectors.joining(","));
     }
 
     @SafeVarargs
@@ -475,47 +558,6 @@ public final class MongoLockNode implements LockNode {
         }
       }
       return null;
-    }
-
-    private static final Pattern WITH_UNIT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
-
-    /** Milliseconds, a number with a unit, or ISO-8601. */
-    static Duration duration(String option, String value) {
-      String v = value.strip().toLowerCase(Locale.ROOT);
-      try {
-        if (v.matches("\\d+")) {
-          return Duration.ofMillis(Long.parseLong(v));
-        }
-        Matcher m = WITH_UNIT.matcher(v);
-        if (m.matches()) {
-          long n = Long.parseLong(m.group(1));
-          return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-          };
-        }
-        return Duration.parse(value.strip().toUpperCase(Locale.ROOT));
-      } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
-        throw new IllegalArgumentException(
-            option
-                + "='"
-                + value
-                + "' is not a duration; write milliseconds (86400000), a number with a unit"
-                + " (90s, 30m, 24h, 7d) or ISO-8601 (PT24H)",
-            e);
-      }
-    }
-
-    private static int integer(String option, String value) {
-      try {
-        return Integer.parseInt(value.strip());
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(
-            option + "='" + value + "' is not a whole number, e.g. " + option + "=8", e);
-      }
     }
   }
 }

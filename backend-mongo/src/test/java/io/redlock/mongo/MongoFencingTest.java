@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import io.redlock.mongo.internal.MongoNode;
 import io.redlock.spi.AcquireResult;
 import io.redlock.testservers.MongoServer;
 import java.time.Duration;
@@ -114,11 +113,13 @@ class MongoFencingTest {
     String first = token();
     long f1 = acquireFenced(node, key, first, LONG_TTL);
     Document d = doc(key);
-    assertThat(d.get(MongoNode.FENCE)).as("stored as a 64-bit integer").isInstanceOf(Long.class);
-    assertThat(d.getLong(MongoNode.FENCE)).isEqualTo(f1);
+    assertThat(d.get(LockDocuments.FENCE))
+        .as("stored as a 64-bit integer")
+        .isInstanceOf(Long.class);
+    assertThat(d.getLong(LockDocuments.FENCE)).isEqualTo(f1);
     assertThat(f1)
         .as("floor: the acquisition's server time 'at' in µs, plus the fresh counter (1)")
-        .isEqualTo(d.getDate(MongoNode.AT).getTime() * 1000 + 1);
+        .isEqualTo(d.getDate(LockDocuments.AT).getTime() * 1000 + 1);
     assertThat(node.release(key, first).await(AWAIT)).isTrue();
     long f2 = acquireFenced(node, key, token(), LONG_TTL);
     assertThat(f2).as("the next acquisition increments by one").isEqualTo(f1 + 1);
@@ -135,9 +136,9 @@ class MongoFencingTest {
     assertThat(node.release(fenced, owner).await(AWAIT)).as("a second release").isFalse();
     Document kept = doc(fenced);
     assertThat(kept).as("the fenced document after release").isNotNull();
-    assertThat(kept.containsKey(MongoNode.TOKEN)).as("token removed").isFalse();
-    assertThat(kept.getLong(MongoNode.FENCE)).isEqualTo(fence);
-    assertThat(kept.getLong(MongoNode.TTL_MS)).isEqualTo(MongoNode.RELEASED_TTL_MS);
+    assertThat(kept.containsKey(LockDocuments.TOKEN)).as("token removed").isFalse();
+    assertThat(kept.getLong(LockDocuments.FENCE)).isEqualTo(fence);
+    assertThat(kept.getLong(LockDocuments.TTL_MS)).isEqualTo(LockDocuments.RELEASED_TTL_MS);
     assertThat(node.tryAcquire(fenced, token(), LONG_TTL).await(AWAIT).acquired())
         .as("a released fenced key is free")
         .isTrue();
@@ -145,7 +146,7 @@ class MongoFencingTest {
     String plain = key();
     String plainOwner = token();
     assertThat(node.tryAcquire(plain, plainOwner, LONG_TTL).await(AWAIT).acquired()).isTrue();
-    assertThat(doc(plain).containsKey(MongoNode.FENCE))
+    assertThat(doc(plain).containsKey(LockDocuments.FENCE))
         .as("plain acquire adds no counter")
         .isFalse();
     assertThat(node.release(plain, plainOwner).await(AWAIT)).isTrue();
@@ -161,7 +162,7 @@ class MongoFencingTest {
     MongoLockNode plainNode = node();
     assertThat(plainNode.release(key, "not-" + owner).await(AWAIT)).isFalse();
     assertThat(plainNode.release(key, owner).await(AWAIT)).isTrue();
-    assertThat(doc(key).getLong(MongoNode.FENCE)).isEqualTo(fence);
+    assertThat(doc(key).getLong(LockDocuments.FENCE)).isEqualTo(fence);
     assertThat(acquireFenced(plainNode, key, token(), LONG_TTL)).isEqualTo(fence + 1);
   }
 
@@ -176,7 +177,7 @@ class MongoFencingTest {
     assertThat(node.tryAcquire(key, plain, Duration.ofMillis(150)).await(AWAIT).acquired())
         .as("a plain acquisition after the fenced holder expired")
         .isTrue();
-    assertThat(doc(key).getLong(MongoNode.FENCE))
+    assertThat(doc(key).getLong(LockDocuments.FENCE))
         .as("plain acquire keeps the counter")
         .isEqualTo(f1);
     Thread.sleep(400);
@@ -192,7 +193,7 @@ class MongoFencingTest {
         .isTrue();
     Thread.sleep(300);
     long fence = acquireFenced(node, key, token(), LONG_TTL);
-    assertThat(fence).isEqualTo(doc(key).getDate(MongoNode.AT).getTime() * 1000 + 1);
+    assertThat(fence).isEqualTo(doc(key).getDate(LockDocuments.AT).getTime() * 1000 + 1);
   }
 
   @Test
@@ -225,12 +226,12 @@ class MongoFencingTest {
     long fence = acquireFenced(node, key, owner, LONG_TTL);
     long higher = fence + 1_000_000;
     assertThat(node.raiseFence(key, token(), higher).await(AWAIT)).as("another token").isFalse();
-    assertThat(doc(key).getLong(MongoNode.FENCE)).isEqualTo(fence);
+    assertThat(doc(key).getLong(LockDocuments.FENCE)).isEqualTo(fence);
     assertThat(node.raiseFence(key, owner, higher).await(AWAIT)).as("the holder").isTrue();
-    assertThat(doc(key).getLong(MongoNode.FENCE)).isEqualTo(higher);
+    assertThat(doc(key).getLong(LockDocuments.FENCE)).isEqualTo(higher);
     assertThat(node.raiseFence(key, owner, 7).await(AWAIT)).as("the holder, lower").isTrue();
-    assertThat(doc(key).getLong(MongoNode.FENCE)).as("never lowered").isEqualTo(higher);
-    assertThat(doc(key).getString(MongoNode.TOKEN)).as("holder unchanged").isEqualTo(owner);
+    assertThat(doc(key).getLong(LockDocuments.FENCE)).as("never lowered").isEqualTo(higher);
+    assertThat(doc(key).getString(LockDocuments.TOKEN)).as("holder unchanged").isEqualTo(owner);
     assertThat(node.release(key, owner).await(AWAIT)).isTrue();
     assertThat(node.raiseFence(key, owner, higher + 5).await(AWAIT))
         .as("the former holder after release")
@@ -243,7 +244,7 @@ class MongoFencingTest {
     assertThat(node.raiseFence(key, shortLived, next + 1_000_000).await(AWAIT))
         .as("a holder whose key expired")
         .isFalse();
-    assertThat(doc(key).getLong(MongoNode.FENCE)).isEqualTo(next);
+    assertThat(doc(key).getLong(LockDocuments.FENCE)).isEqualTo(next);
   }
 
   @Test

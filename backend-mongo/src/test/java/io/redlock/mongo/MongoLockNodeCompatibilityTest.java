@@ -4,7 +4,6 @@ import com.mongodb.ConnectionString;
 import com.mongodb.client.MongoClient;
 import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
-import io.redlock.mongo.internal.MongoNode;
 import io.redlock.spi.LockNode;
 import io.redlock.tck.KeyInspector;
 import io.redlock.tck.LockNodeCompatibilityKit;
@@ -122,7 +121,8 @@ class MongoLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
               new Document(
                   "$subtract",
                   List.of(
-                      new Document("$add", List.of("$" + MongoNode.AT, "$" + MongoNode.TTL_MS)),
+                      new Document(
+                          "$add", List.of("$" + LockDocuments.AT, "$" + LockDocuments.TTL_MS)),
                       "$$NOW"));
           Document doc =
               locks
@@ -131,7 +131,7 @@ class MongoLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
                           new Document("$match", new Document("_id", key)),
                           new Document(
                               "$project",
-                              new Document(MongoNode.TOKEN, 1).append("remaining", remaining))))
+                              new Document(LockDocuments.TOKEN, 1).append("remaining", remaining))))
                   .first();
           if (doc == null) {
             return Optional.empty();
@@ -141,7 +141,7 @@ class MongoLockNodeCompatibilityTest extends LockNodeCompatibilityKit {
               ? Optional.empty()
               : Optional.of(
                   new KeyInspector.KeyState(
-                      doc.getString(MongoNode.TOKEN), Duration.ofMillis(millis)));
+                      doc.getString(LockDocuments.TOKEN), Duration.ofMillis(millis)));
         });
   }
 

@@ -11,7 +11,7 @@ import com.mongodb.client.MongoCollection;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
-import io.redlock.mongo.internal.MongoNode;
+import io.redlock.mongo.internal.MongoUri;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
@@ -321,12 +321,12 @@ class MongoLockNodeTest {
     @Test
     @DisplayName("durations accept milliseconds, units and ISO-8601")
     void durations() {
-      assertThat(MongoLockNode.Builder.duration("o", "86400000")).isEqualTo(Duration.ofDays(1));
-      assertThat(MongoLockNode.Builder.duration("o", "90s")).isEqualTo(Duration.ofSeconds(90));
-      assertThat(MongoLockNode.Builder.duration("o", "30m")).isEqualTo(Duration.ofMinutes(30));
-      assertThat(MongoLockNode.Builder.duration("o", "24h")).isEqualTo(Duration.ofHours(24));
-      assertThat(MongoLockNode.Builder.duration("o", "7d")).isEqualTo(Duration.ofDays(7));
-      assertThat(MongoLockNode.Builder.duration("o", "PT2H")).isEqualTo(Duration.ofHours(2));
+      assertThat(MongoUri.duration("o", "86400000")).isEqualTo(Duration.ofDays(1));
+      assertThat(MongoUri.duration("o", "90s")).isEqualTo(Duration.ofSeconds(90));
+      assertThat(MongoUri.duration("o", "30m")).isEqualTo(Duration.ofMinutes(30));
+      assertThat(MongoUri.duration("o", "24h")).isEqualTo(Duration.ofHours(24));
+      assertThat(MongoUri.duration("o", "7d")).isEqualTo(Duration.ofDays(7));
+      assertThat(MongoUri.duration("o", "PT2H")).isEqualTo(Duration.ofHours(2));
     }
 
     @Test
@@ -400,7 +400,7 @@ class MongoLockNodeTest {
         Document index = null;
         for (int i = 0; i < 100 && index == null; i++) { // created in the background
           for (Document d : rawCollection("gc_db", "locks").listIndexes()) {
-            if (MongoNode.GC_INDEX.equals(d.getString("name"))) {
+            if (LockDocuments.GC_INDEX.equals(d.getString("name"))) {
               index = d;
             }
           }
@@ -408,7 +408,7 @@ class MongoLockNodeTest {
             Thread.sleep(50);
           }
         }
-        assertThat(index).as("the TTL index %s", MongoNode.GC_INDEX).isNotNull();
+        assertThat(index).as("the TTL index %s", LockDocuments.GC_INDEX).isNotNull();
         assertThat(index.get("key", Document.class)).isEqualTo(new Document("at", 1));
         assertThat(((Number) index.get("expireAfterSeconds")).longValue()).isEqualTo(3600);
         // Only after the index exists: the stand-in (not real MongoDB) can fail an upsert that

@@ -9,7 +9,6 @@ import com.mongodb.client.MongoClients;
 import com.mongodb.client.MongoCollection;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
-import io.redlock.mongo.internal.MongoNode;
 import io.redlock.testservers.MongoServer;
 import java.time.Duration;
 import java.util.List;
@@ -85,7 +84,7 @@ class MongoRealServerTest {
     assertThat(doc).isNotNull();
     long skew = doc.getDate("now").getTime() - doc.getDate("at").getTime();
     assertThat(skew).as("server now minus at, ms").isBetween(0L, 5_000L);
-    assertThat(doc.get(MongoNode.TTL_MS)).isEqualTo(5000L);
+    assertThat(doc.get(LockDocuments.TTL_MS)).isEqualTo(5000L);
   }
 
   @Test
@@ -97,7 +96,7 @@ class MongoRealServerTest {
       Document index = null;
       for (int i = 0; i < 100 && index == null; i++) {
         for (Document d : locks.listIndexes()) {
-          if (MongoNode.GC_INDEX.equals(d.getString("name"))) {
+          if (LockDocuments.GC_INDEX.equals(d.getString("name"))) {
             index = d;
           }
         }

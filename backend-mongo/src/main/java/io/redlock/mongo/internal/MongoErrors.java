@@ -20,7 +20,7 @@ import com.mongodb.MongoSocketReadTimeoutException;
 import com.mongodb.MongoTimeoutException;
 import com.mongodb.MongoWriteConcernException;
 import com.mongodb.MongoWriteException;
-import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoCollection;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
@@ -66,11 +66,11 @@ public final class MongoErrors {
 
   /** True if the failure is a duplicate {@code _id}: another live document holds the key. */
   public static boolean isDuplicateKey(RuntimeException e) {
-    if (e instanceof MongoWriteException write) {
-      return ErrorCategory.fromErrorCode(write.getError().getCode()) == ErrorCategory.DUPLICATE_KEY;
-    }
-    return e instanceof MongoCommandException command
-        && ErrorCategory.fromErrorCode(command.getErrorCode()) == ErrorCategory.DUPLICATE_KEY;
+    int code =
+        e instanceof MongoWriteException write
+            ? write.getError().getCode()
+            : e instanceof MongoCommandException command ? command.getErrorCode() : 0;
+    return ErrorCategory.fromErrorCode(code) == ErrorCategory.DUPLICATE_KEY;
   }
 
   /**
@@ -79,213 +79,140 @@ public final class MongoErrors {
    * @param e what the driver threw
    * @param node the node's redacted name
    * @param operation what was being done, e.g. {@code "tryAcquire"}
-   * @param settings the node's settings, quoted in advice
+   * @param locks the lock collection, whose namespace and write concern are quoted in advice
    */
   public static RedlockException translate(
-      RuntimeException e, String node, String operation, MongoNodeSettings settings) {
-    String what = operation + " failed: ";
+      RuntimeException e, String node, String operation, MongoCollection<?> locks) {
     if (e instanceof RedlockException already) {
       return already;
     }
-    if (e instanceof MongoSecurityException) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "authentication failed ("
-              + quote(e)
-              + "); check the user name, password, authSource and authMechanism in the"
-              + " connection string, and that the user exists on this deployment",
-          e);
-    }
-    if (e instanceof MongoOperationTimeoutException) {
-      return new RedlockTransientException(
-          node,
-          what
-              + "the operation did not complete within timeoutMS ("
-              + quote(e)
-              + "); check that the server is up and not overloaded, or raise timeoutMS in the"
-              + " connection string",
-          e);
-    }
-    if (e instanceof MongoTimeoutException) {
-      return new RedlockTransientException(
-          node,
-          what
-              + "no usable MongoDB server within serverSelectionTimeoutMS ("
-              + quote(e)
-              + "); check that the server is up and reachable at this address, that a primary"
-              + " exists, and the replicaSet name, or raise serverSelectionTimeoutMS",
-          e);
-    }
-    if (e instanceof MongoSocketReadTimeoutException) {
-      return new RedlockTransientException(
-          node,
-          what
-              + "no answer within socketTimeoutMS ("
-              + quote(e)
-              + "); the server may be paused or overloaded, or raise socketTimeoutMS",
-          e);
-    }
-    if (e instanceof MongoSocketOpenException) {
-      return new RedlockTransientException(
-          node,
-          what + "could not connect (" + quote(e) + "); check that the server is up and reachable",
-          e);
-    }
-    if (e instanceof MongoSocketException || e instanceof MongoConnectionPoolClearedException) {
-      return new RedlockTransientException(
-          node, what + "the connection failed (" + quote(e) + "); a retry may succeed", e);
-    }
-    if (e instanceof MongoExecutionTimeoutException) {
-      return new RedlockTransientException(
-          node, what + "the server's time limit ran out (" + quote(e) + ")", e);
-    }
     if (e instanceof MongoInterruptedException) {
       Thread.currentThread().interrupt();
-      return new RedlockTransientException(node, what + "the worker was interrupted", e);
+    }
+    String message = operation + " failed: " + explain(e, "(" + quote(e) + ")", locks);
+    return isTransient(e)
+        ? new RedlockTransientException(node, message, e)
+        : new RedlockNonTransientException(node, message, e);
+  }
+
+  /** Whether a retry may help: the server or the network may get better by itself. */
+  private static boolean isTransient(RuntimeException e) {
+    int code = e instanceof MongoServerException server ? server.getCode() : 0;
+    if (e instanceof MongoWriteConcernException) {
+      return code != UNSATISFIABLE_WRITE_CONCERN && code != UNKNOWN_REPL_WRITE_CONCERN;
+    }
+    if (e instanceof MongoServerException
+        && !(e instanceof MongoNotPrimaryException
+            || e instanceof MongoNodeIsRecoveringException)) {
+      return TRANSIENT_CODES.contains(code)
+          || e instanceof MongoExecutionTimeoutException
+          || retryable(e);
+    }
+    return !(e instanceof MongoSecurityException
+        || e instanceof MongoIncompatibleDriverException
+        || e instanceof MongoConfigurationException
+        || (e instanceof MongoClientException
+            && !(e instanceof MongoTimeoutException
+                || e instanceof MongoConnectionPoolClearedException))
+        || e instanceof IllegalStateException);
+  }
+
+  /** What happened, with the driver's {@code quoted} message, and what to do about it. */
+  private static String explain(RuntimeException e, String quoted, MongoCollection<?> locks) {
+    int code = e instanceof MongoServerException server ? server.getCode() : 0;
+    if (e instanceof MongoSecurityException || code == AUTHENTICATION_FAILED) {
+      return "authentication failed "
+          + quoted
+          + "; check the user name, password, authSource and authMechanism in the connection"
+          + " string, and that the user exists on this deployment";
+    }
+    if (e instanceof MongoOperationTimeoutException) {
+      return "the operation did not complete within timeoutMS "
+          + quoted
+          + "; check that the server is up and not overloaded, or raise timeoutMS in the"
+          + " connection string";
+    }
+    if (e instanceof MongoTimeoutException) {
+      return "no usable MongoDB server within serverSelectionTimeoutMS "
+          + quoted
+          + "; check that the server is up and reachable at this address, that a primary"
+          + " exists, and the replicaSet name, or raise serverSelectionTimeoutMS";
+    }
+    if (e instanceof MongoSocketReadTimeoutException) {
+      return "no answer within socketTimeoutMS "
+          + quoted
+          + "; the server may be paused or overloaded, or raise socketTimeoutMS";
+    }
+    if (e instanceof MongoSocketOpenException) {
+      return "could not connect " + quoted + "; check that the server is up and reachable";
+    }
+    if (e instanceof MongoSocketException || e instanceof MongoConnectionPoolClearedException) {
+      return "the connection failed " + quoted + "; a retry may succeed";
+    }
+    if (e instanceof MongoInterruptedException) {
+      return "the worker was interrupted";
     }
     if (e instanceof MongoNotPrimaryException || e instanceof MongoNodeIsRecoveringException) {
-      return new RedlockTransientException(
-          node,
-          what
-              + "the server is not a writable primary ("
-              + quote(e)
-              + "); during a failover this passes by itself; otherwise connect with the replica"
-              + " set's seed list and replicaSet=... instead of directConnection=true to a"
-              + " secondary",
-          e);
+      return "the server is not a writable primary "
+          + quoted
+          + "; during a failover this passes by itself; otherwise connect with the replica"
+          + " set's seed list and replicaSet=... instead of directConnection=true to a secondary";
     }
-    if (e instanceof MongoWriteConcernException wc) {
-      return writeConcern(wc, node, what, settings);
+    String concern = MongoStatus.describe(locks.getWriteConcern());
+    if (e instanceof MongoWriteConcernException) {
+      return isTransient(e)
+          ? "the write was not confirmed with write concern "
+              + concern
+              + " "
+              + quoted
+              + "; the node counts as not having answered, so the lock does not rely on it"
+          : "this deployment cannot satisfy the write concern "
+              + concern
+              + " "
+              + quoted
+              + "; choose one it can, e.g. w=majority, or fix the replica set";
     }
-    if (e instanceof MongoServerException server) {
-      return serverError(server, node, what, settings);
+    if (code == UNAUTHORIZED) {
+      return "not authorized "
+          + quoted
+          + "; grant the user the readWrite role on database '"
+          + locks.getNamespace().getDatabaseName()
+          + "'";
     }
-    if (e instanceof MongoIncompatibleDriverException) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "the server's version is not supported by this driver ("
-              + quote(e)
-              + "); the lock node needs MongoDB 4.2 or later",
-          e);
+    if (e instanceof MongoServerException && isTransient(e)) {
+      return "the server reported a passing problem " + quoted + "; a retry may succeed";
+    }
+    if (e instanceof MongoIncompatibleDriverException
+        || (e instanceof MongoServerException && String.valueOf(e.getMessage()).contains("NOW"))) {
+      return "the server is too old " + quoted + "; the lock node needs MongoDB 4.2 or later";
+    }
+    if (e instanceof MongoServerException) {
+      return "the server refused the operation "
+          + quoted
+          + "; check that collection '"
+          + locks.getNamespace().getFullName()
+          + "' is used only by Redlock and has no default collation or validator";
     }
     if (e instanceof MongoConfigurationException) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "the connection string could not be resolved ("
-              + quote(e)
-              + "); check the host names and, for mongodb+srv://, the DNS SRV and TXT records",
-          e);
+      return "the connection string could not be resolved "
+          + quoted
+          + "; check the host names and, for mongodb+srv://, the DNS SRV and TXT records";
     }
     if (e instanceof MongoClientException || e instanceof IllegalStateException) {
       // e.g. "state should be: open": the MongoClient was closed under us.
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "the MongoDB client cannot be used ("
-              + quote(e)
-              + "); if you passed your own MongoClient, do not close it before the lock node",
-          e);
+      return "the MongoDB client cannot be used "
+          + quoted
+          + "; if you passed your own MongoClient, do not close it before the lock node";
     }
-    if (e instanceof MongoException mongo
+    return retryable(e)
+        ? quoted + "; a retry may succeed"
+        : "unexpected failure: " + e.getClass().getName() + " " + quoted;
+  }
+
+  private static boolean retryable(RuntimeException e) {
+    return e instanceof MongoException mongo
         && (mongo.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)
-            || mongo.hasErrorLabel("RetryableWriteError"))) {
-      return new RedlockTransientException(node, what + quote(e) + "; a retry may succeed", e);
-    }
-    return new RedlockTransientException(
-        node, what + "unexpected failure: " + e.getClass().getName() + ": " + quote(e), e);
-  }
-
-  private static RedlockException writeConcern(
-      MongoWriteConcernException e, String node, String what, MongoNodeSettings settings) {
-    int code = e.getWriteConcernError().getCode();
-    String concern = describe(settings.writeConcern());
-    if (code == UNSATISFIABLE_WRITE_CONCERN || code == UNKNOWN_REPL_WRITE_CONCERN) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "this deployment cannot satisfy the write concern "
-              + concern
-              + " ("
-              + quote(e)
-              + "); choose one it can, e.g. w=majority, or fix the replica set",
-          e);
-    }
-    return new RedlockTransientException(
-        node,
-        what
-            + "the write was not confirmed with write concern "
-            + concern
-            + " ("
-            + quote(e)
-            + "); the node counts as not having answered, so the lock does not rely on it",
-        e);
-  }
-
-  private static RedlockException serverError(
-      MongoServerException e, String node, String what, MongoNodeSettings settings) {
-    int code = e.getCode();
-    if (code == UNAUTHORIZED) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "not authorized ("
-              + quote(e)
-              + "); grant the user the readWrite role on database '"
-              + settings.database()
-              + "'",
-          e);
-    }
-    if (code == AUTHENTICATION_FAILED) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "authentication failed ("
-              + quote(e)
-              + "); check the user name, password and authSource in the connection string",
-          e);
-    }
-    if (TRANSIENT_CODES.contains(code)
-        || e.hasErrorLabel("RetryableWriteError")
-        || e.hasErrorLabel(MongoException.TRANSIENT_TRANSACTION_ERROR_LABEL)) {
-      return new RedlockTransientException(
-          node, what + "the server reported a passing problem (" + quote(e) + ")", e);
-    }
-    String message = String.valueOf(e.getMessage());
-    if (message.contains("NOW")) {
-      return new RedlockNonTransientException(
-          node,
-          what
-              + "the server does not know $$NOW ("
-              + quote(e)
-              + "); the lock node needs MongoDB 4.2 or later",
-          e);
-    }
-    return new RedlockNonTransientException(
-        node,
-        what
-            + "the server refused the operation ("
-            + quote(e)
-            + "); check that collection '"
-            + settings.database()
-            + "."
-            + settings.collection()
-            + "' is used only by Redlock and has no default collation or validator",
-        e);
-  }
-
-  private static String describe(WriteConcern concern) {
-    Object w = concern.getWObject();
-    return "{w: "
-        + (w == null ? "default" : w)
-        + ", journal: "
-        + concern.getJournal()
-        + (concern.getWTimeout(java.util.concurrent.TimeUnit.MILLISECONDS) == null
-            ? ""
-            : ", wtimeoutMS: " + concern.getWTimeout(java.util.concurrent.TimeUnit.MILLISECONDS))
-        + "}";
+            || mongo.hasErrorLabel("RetryableWriteError"));
   }
 
   /** The driver's message, redacted and shortened. */

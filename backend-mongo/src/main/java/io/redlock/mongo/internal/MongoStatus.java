@@ -50,15 +50,7 @@ public final class MongoStatus {
    *     failover)
    * @param reason the rule that decided it, in words, with what to change if it is false
    */
-  public record Durability(boolean durable, String reason) {
-    static Durability yes(String reason) {
-      return new Durability(true, reason);
-    }
-
-    static Durability no(String reason) {
-      return new Durability(false, reason);
-    }
-  }
+  public record Durability(boolean durable, String reason) {}
 
   /**
    * The process identity a MongoDB 4.4+ server reports in {@code hello}: {@code
@@ -131,95 +123,79 @@ public final class MongoStatus {
       Boolean majorityJournalDefault) {
     Boolean journal = writeConcern.getJournal();
     boolean majority = isMajority(writeConcern);
-    String concern = describe(writeConcern);
+    String wc = "write concern " + describe(writeConcern);
     if (Boolean.FALSE.equals(journal)) {
-      return Durability.no(
-          "write concern "
-              + concern
-              + " acknowledges locks before they are journaled, so a crash can lose them; use the"
-              + " default {w: majority, journal: true}");
+      return no(
+          wc
+              + " acknowledges locks before they are journaled, so a crash can lose them;"
+              + " use the default {w: majority, journal: true}");
     }
     Topology topology = Topology.of(hello);
     if (topology == Topology.SHARDED) {
       return majority && Boolean.TRUE.equals(journal)
-          ? Durability.yes(
-              "write concern "
-                  + concern
-                  + " through mongos: locks are journaled on a majority of each shard's replica set"
-                  + " (the shards' storage engines are not visible through mongos and are taken to"
-                  + " be persistent)")
-          : Durability.no(
+          ? yes(
+              wc
+                  + " through mongos: locks are journaled on a majority of each shard's replica"
+                  + " set (the shards' storage engines are not visible through mongos and are taken"
+                  + " to be persistent)")
+          : no(
               "through mongos only {w: majority, journal: true} counts as durable, not "
-                  + concern
+                  + describe(writeConcern)
                   + "; a shard's failover could lose locks that mongos cannot see");
     }
     if (serverStatus == null) {
-      return Durability.no(
-          "the storage engine cannot be checked: this user may not run serverStatus; grant it the"
-              + " clusterMonitor role (or the serverStatus action) on admin");
+      return no(
+          "the storage engine cannot be checked: this user may not run serverStatus;"
+              + " grant it the clusterMonitor role (or the serverStatus action) on admin");
     }
     if (!(serverStatus.get("storageEngine") instanceof Document engine)) {
-      return Durability.no(
-          "the server reports no storage engine (serverStatus.storageEngine), so it is not taken"
-              + " to keep data across a restart (the in-memory stand-in used in tests does this)");
+      return no(
+          "the server reports no storage engine (serverStatus.storageEngine), so it is not"
+              + " taken to keep data across a restart");
     }
-    String engineName = String.valueOf(engine.get("name"));
+    String on = " on storage engine '" + engine.get("name") + "'";
     if (!Boolean.TRUE.equals(engine.get("persistent"))) {
-      return Durability.no(
-          "storage engine '" + engineName + "' does not keep data across a restart");
+      return no("storage engine '" + engine.get("name") + "' does not keep data across a restart");
     }
     if (topology == Topology.STANDALONE) {
       if (Boolean.TRUE.equals(journal)) {
-        return Durability.yes(
-            "write concern " + concern + " on storage engine '" + engineName + "'");
+        return yes(wc + on);
       }
-      if (majority && versionAtLeast(serverStatus.get("version"), 6, 1)) {
-        return Durability.yes(
-            "write concern "
-                + concern
-                + " on a standalone MongoDB 6.1+ waits for the journal, on storage engine '"
-                + engineName
-                + "'");
-      }
-      return Durability.no(
-          "write concern "
-              + concern
-              + " on a standalone acknowledges locks before they are journaled; add journal=true"
-              + " (the default write concern has it)");
+      return majority && versionAtLeast(serverStatus.get("version"), 6, 1)
+          ? yes(wc + " on a standalone MongoDB 6.1+ waits for the journal," + on)
+          : no(
+              wc
+                  + " on a standalone acknowledges locks before they are journaled; add"
+                  + " journal=true (the default write concern has it)");
     }
     if (!majority) {
-      return Durability.no(
-          "write concern "
-              + concern
-              + " on a replica set: locks acknowledged by fewer than a majority can be rolled back"
-              + " in a failover; use w=majority (the default)");
+      return no(
+          wc
+              + " on a replica set: locks acknowledged by fewer than a majority can be"
+              + " rolled back in a failover; use w=majority (the default)");
     }
     if (Boolean.TRUE.equals(journal)) {
-      return Durability.yes(
-          "write concern "
-              + concern
-              + " on a replica set with storage engine '"
-              + engineName
-              + "'");
+      return yes(wc + " on a replica set," + on);
     }
     if (majorityJournalDefault == null) {
-      return Durability.no(
-          "write concern "
-              + concern
-              + " leaves journaling to the replica set's writeConcernMajorityJournalDefault, which"
-              + " this user may not read (replSetGetConfig); add journal=true");
+      return no(
+          wc
+              + " leaves journaling to the replica set's writeConcernMajorityJournalDefault,"
+              + " which this user may not read (replSetGetConfig); add journal=true");
     }
     return majorityJournalDefault
-        ? Durability.yes(
-            "write concern "
-                + concern
-                + " on a replica set whose writeConcernMajorityJournalDefault is true, storage"
-                + " engine '"
-                + engineName
-                + "'")
-        : Durability.no(
+        ? yes(wc + " on a replica set whose writeConcernMajorityJournalDefault is true," + on)
+        : no(
             "the replica set's writeConcernMajorityJournalDefault is false, so w=majority"
                 + " acknowledges locks before they are journaled; add journal=true");
+  }
+
+  private static Durability yes(String reason) {
+    return new Durability(true, reason);
+  }
+
+  private static Durability no(String reason) {
+    return new Durability(false, reason);
   }
 
   /** Like {@code {w: majority, journal: true}}. */

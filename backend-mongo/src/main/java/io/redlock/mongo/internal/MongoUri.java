@@ -1,13 +1,28 @@
 package io.redlock.mongo.internal;
 
+import com.mongodb.ConnectionString;
+import com.mongodb.MongoClientSettings;
+import com.mongodb.MongoNamespace;
+import com.mongodb.ReadPreference;
+import com.mongodb.WriteConcern;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.event.ConnectionCreatedEvent;
+import com.mongodb.event.ConnectionPoolListener;
 import io.redlock.spi.NodeUri;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -108,6 +123,127 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
     String base = text.substring(0, q);
     String driverUri = kept.isEmpty() ? base : base + "?" + String.join("&", kept);
     return new MongoUri(driverUri, Map.copyOf(options), redacted);
+  }
+
+  /** The driver's view of {@link #driverUri}; a malformed one is an error without secrets. */
+  public ConnectionString connectionString() {
+    try {
+      return new ConnectionString(driverUri);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "invalid MongoDB connection string " + redacted + ": " + redact(e.getMessage()), e);
+    }
+  }
+
+  /**
+   * The driver settings of a node's own client: the library's defaults, then the connection string
+   * (whose options win), then primary reads and {@code writeConcern}.
+   */
+  private static MongoClientSettings.Builder driverSettings(
+      ConnectionString cs, WriteConcern writeConcern) {
+    return MongoClientSettings.builder()
+        .applyToClusterSettings(c -> c.serverSelectionTimeout(2000, TimeUnit.MILLISECONDS))
+        .applyToSocketSettings(
+            s -> {
+              s.connectTimeout(2000, TimeUnit.MILLISECONDS);
+              if (cs.getTimeout() == null) {
+                s.readTimeout(5000, TimeUnit.MILLISECONDS);
+              }
+            })
+        .applicationName("redlock")
+        .applyConnectionString(cs)
+        .readPreference(ReadPreference.primary())
+        .writeConcern(writeConcern);
+  }
+
+  /**
+   * A node's own client: {@link #driverSettings}, a listener that counts the connections it opens
+   * (a cached status is stale once one opens), then the user's {@code customizer}, if any.
+   */
+  public static MongoClient createClient(
+      ConnectionString cs,
+      WriteConcern writeConcern,
+      AtomicLong connections,
+      Consumer<MongoClientSettings.Builder> customizer) {
+    MongoClientSettings.Builder driver = driverSettings(cs, writeConcern);
+    driver.applyToConnectionPoolSettings(
+        p ->
+            p.addConnectionPoolListener(
+                new ConnectionPoolListener() {
+                  @Override
+                  public void connectionCreated(ConnectionCreatedEvent event) {
+                    connections.incrementAndGet();
+                  }
+                }));
+    if (customizer != null) {
+      customizer.accept(driver);
+    }
+    return MongoClients.create(driver.build());
+  }
+
+  /** The lock collection's namespace, refusing names that MongoDB would refuse or reserves. */
+  public static MongoNamespace namespace(String database, String collection) {
+    try {
+      MongoNamespace.checkDatabaseNameValidity(database);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "database name '" + database + "' is not allowed by MongoDB: " + e.getMessage(), e);
+    }
+    if (database.indexOf('$') >= 0 || database.getBytes(StandardCharsets.UTF_8).length > 63) {
+      throw new IllegalArgumentException(
+          "database name '" + database + "' is not allowed by MongoDB: no '$', at most 63 bytes");
+    }
+    if (collection.isEmpty() || collection.indexOf('$') >= 0 || collection.indexOf('\0') >= 0) {
+      throw new IllegalArgumentException(
+          "collection name '" + collection + "' must not be empty or contain '$' or NUL");
+    }
+    if (collection.startsWith("system.")) {
+      throw new IllegalArgumentException(
+          "collection name '" + collection + "' is reserved by MongoDB (system.*); pick another");
+    }
+    return new MongoNamespace(database, collection);
+  }
+
+  private static final Pattern WITH_UNIT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+
+  /** Milliseconds, a number with a unit, or ISO-8601. */
+  public static Duration duration(String option, String value) {
+    String v = value.strip().toLowerCase(Locale.ROOT);
+    try {
+      if (v.matches("\\d+")) {
+        return Duration.ofMillis(Long.parseLong(v));
+      }
+      Matcher m = WITH_UNIT.matcher(v);
+      if (m.matches()) {
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          default -> Duration.ofDays(n);
+        };
+      }
+      return Duration.parse(value.strip().toUpperCase(Locale.ROOT));
+    } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException(
+          option
+              + "='"
+              + value
+              + "' is not a duration; write milliseconds (86400000), a number with a unit"
+              + " (90s, 30m, 24h, 7d) or ISO-8601 (PT24H)",
+          e);
+    }
+  }
+
+  /** A whole number, or an error naming the option. */
+  public static int integer(String option, String value) {
+    try {
+      return Integer.parseInt(value.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(
+          option + "='" + value + "' is not a whole number, e.g. " + option + "=8", e);
+    }
   }
 
   /** Any text with MongoDB passwords and secret options replaced by {@code ***}. */

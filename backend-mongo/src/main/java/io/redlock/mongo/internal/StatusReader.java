@@ -22,43 +22,31 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.LongSupplier;
 import org.bson.Document;
 import org.bson.types.ObjectId;
 
 /**
- * Reads the status of the deployment behind a node and caches it.
+ * Reads the status of the deployment behind a node, and caches it. The incarnation is MongoDB
+ * 4.4+'s {@code hello.topologyVersion.processId}, made at start-up (no privilege needed). Servers
+ * without it get a lock-data marker, {@code {_id: {redlock: "incarnation"}, id: <random>, since:
+ * <server date>}} in the lock collection (an {@code _id} that is not a string is never a key, and
+ * without {@code at} the TTL index never removes it): a store that loses its data loses the marker
+ * too, and a restart that keeps the data shows as an uptime shorter than the marker's age, after
+ * which the marker is replaced.
  *
- * <h2>Incarnation</h2>
- *
- * MongoDB 4.4 and later name each server process in {@code hello}: {@code
- * topologyVersion.processId}, an ObjectId made at start-up, so the incarnation is that id (no
- * privilege needed). Servers without it (MongoDB 4.2, the mongo-java-server stand-in) get a
- * <em>lock-data marker</em>: a document in the lock collection, {@code {_id: {redlock:
- * "incarnation"}, id: <random>, since: <server date>}}, whose {@code _id} is not a string and so
- * can never be a lock key. A store that loses its data on restart loses the marker with the locks,
- * and the next status creates a new one; a store that keeps its data but restarted is noticed
- * because its {@code serverStatus.uptimeMillis} is then shorter than the marker's age, and the
- * marker is replaced. The marker has no {@code at} field, so the TTL index never removes it.
- *
- * <h2>Cache</h2>
- *
- * For a node that created its own client, the status is cached until the client opens a new
- * connection ({@link ConnectionWatch}) or the driver's view of the writable servers changes: a
- * restarted server or a new primary is only reached over a new connection or after such a change,
- * both of which happen before its first answer is read. The cached uptime is extrapolated with
- * {@link System#nanoTime()} from the moment the answer arrived, which errs on the short side. A
- * node over a client passed in cannot watch that client's connections and asks the server every
- * time.
+ * <p>A node with its own client caches the status until that client opens a new connection or the
+ * driver's view of the writable servers changes: a restarted server or a new primary is reached
+ * only over a new connection or after such a change, both before its first answer is read. The
+ * cached uptime is extrapolated from when the answer arrived. A node over a client passed in cannot
+ * watch its connections and asks the server every time.
  */
-final class StatusReader {
-  /** The {@code _id} of the lock-data marker: a document, so it never equals a (string) key. */
-  static final Document MARKER_ID = new Document("redlock", "incarnation");
+public final class StatusReader {
+  private static final Document MARKER_ID = new Document("redlock", "incarnation");
 
-  /** Marker field: its random id. */
-  static final String MARKER_UUID = "id";
+  private static final String MARKER_UUID = "id";
 
-  /** Marker field: when it was made, by the server's clock. */
-  static final String MARKER_SINCE = "since";
+  private static final String MARKER_SINCE = "since";
 
   private static final int COMMAND_NOT_FOUND = 59;
   private static final int UNAUTHORIZED = 13;
@@ -68,8 +56,7 @@ final class StatusReader {
   private final String name;
   private final MongoClient client;
   private final MongoCollection<Document> locks;
-  private final MongoNodeSettings settings;
-  private final ConnectionWatch watch;
+  private final LongSupplier watch;
   private volatile Cached cached;
   private volatile boolean useIsMaster;
 
@@ -79,26 +66,21 @@ final class StatusReader {
    * @param watch the connections of the node's own client, or null for a client passed in (no cache
    *     then)
    */
-  StatusReader(
-      String name,
-      MongoClient client,
-      MongoCollection<Document> locks,
-      MongoNodeSettings settings,
-      ConnectionWatch watch) {
+  public StatusReader(
+      String name, MongoClient client, MongoCollection<Document> locks, LongSupplier watch) {
     this.name = name;
     this.client = client;
     this.locks = locks;
-    this.settings = settings;
     this.watch = watch;
   }
 
   /** The cached status, if it is still known to describe the current server process. */
-  Optional<NodeStatus> fromCache() {
+  public Optional<NodeStatus> fromCache() {
     Cached c = cached;
     if (c == null || watch == null) {
       return Optional.empty();
     }
-    if (c.generation() != watch.generation() || !c.servers().equals(writableServers())) {
+    if (c.generation() != watch.getAsLong() || !c.servers().equals(writableServers())) {
       return Optional.empty();
     }
     NodeStatus s = c.status();
@@ -107,21 +89,21 @@ final class StatusReader {
   }
 
   /** Asks the server (blocking), caches and returns the answer. */
-  NodeStatus read() {
+  public NodeStatus read() {
     // Read the cache keys before asking, so that a change while asking invalidates the answer.
-    long generation = watch == null ? 0 : watch.generation();
+    long generation = watch == null ? 0 : watch.getAsLong();
     String servers = writableServers();
     MongoDatabase admin = client.getDatabase("admin");
     Document hello = hello(admin);
     Document serverStatus = serverStatus(admin);
     MongoStatus.Topology topology = MongoStatus.Topology.of(hello);
     Boolean majorityJournalDefault =
-        MongoStatus.needsMajorityJournalDefault(hello, settings.writeConcern())
+        MongoStatus.needsMajorityJournalDefault(hello, locks.getWriteConcern())
             ? majorityJournalDefault(admin)
             : null;
     MongoStatus.Durability durability =
         MongoStatus.durability(
-            hello, serverStatus, settings.writeConcern(), majorityJournalDefault);
+            hello, serverStatus, locks.getWriteConcern(), majorityJournalDefault);
 
     Map<String, String> details = new LinkedHashMap<>();
     details.put("topology", topology.describe(hello));
@@ -144,7 +126,7 @@ final class StatusReader {
       details.put("serverStatus", "not permitted for this user (grant clusterMonitor)");
     }
     put(details, "replicaSet", hello.get("setName"));
-    details.put("writeConcern", MongoStatus.describe(settings.writeConcern()));
+    details.put("writeConcern", MongoStatus.describe(locks.getWriteConcern()));
     details.put("durability", durability.reason());
     details.put(
         "statusCache",
@@ -185,9 +167,7 @@ final class StatusReader {
       details.put(
           "incarnationFrom",
           "lock-data marker in "
-              + settings.database()
-              + "."
-              + settings.collection()
+              + locks.getNamespace().getFullName()
               + " (no topologyVersion.processId in hello)");
     }
     NodeStatus status = new NodeStatus(incarnation, uptime, durability.durable(), details);
@@ -201,7 +181,7 @@ final class StatusReader {
    * The server's clock: {@code localTime} of {@code hello} (of {@code isMaster} on servers before
    * 4.4.2 and the stand-in), asked on every call, never from the cache. Millisecond resolution.
    */
-  java.time.Instant serverTime() {
+  public java.time.Instant serverTime() {
     Document hello = hello(client.getDatabase("admin"));
     if (hello.get("localTime") instanceof java.util.Date localTime) {
       return localTime.toInstant();
@@ -323,9 +303,7 @@ final class StatusReader {
     throw new RedlockNonTransientException(
         name,
         "status: the lock-data marker in "
-            + settings.database()
-            + "."
-            + settings.collection()
+            + locks.getNamespace().getFullName()
             + " keeps changing or vanishing under this node (is something deleting documents"
             + " there?)",
         null);

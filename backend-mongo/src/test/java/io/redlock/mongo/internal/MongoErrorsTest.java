@@ -11,10 +11,15 @@ import com.mongodb.ServerAddress;
 import com.mongodb.WriteConcern;
 import com.mongodb.WriteError;
 import com.mongodb.bulk.WriteConcernError;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import org.bson.BsonDocument;
+import org.bson.Document;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -29,12 +34,21 @@ import org.junit.jupiter.api.Test;
 class MongoErrorsTest {
   private static final String NODE = "mongodb://app:***@db1:27017/?replicaSet=rs0";
   private static final ServerAddress ADDRESS = new ServerAddress("db1", 27017);
-  private static final MongoNodeSettings SETTINGS =
-      new MongoNodeSettings(
-          NODE, "redlock", "locks", WriteConcern.MAJORITY.withJournal(true), null, 4);
+  // Never connected: the translation reads only the collection's namespace and write concern.
+  private static final MongoClient CLIENT = MongoClients.create("mongodb://127.0.0.1:1");
+  private static final MongoCollection<Document> LOCKS =
+      CLIENT
+          .getDatabase("redlock")
+          .getCollection("locks")
+          .withWriteConcern(WriteConcern.MAJORITY.withJournal(true));
+
+  @AfterAll
+  static void closeClient() {
+    CLIENT.close();
+  }
 
   private static RedlockException translate(RuntimeException e) {
-    return MongoErrors.translate(e, NODE, "tryAcquire", SETTINGS);
+    return MongoErrors.translate(e, NODE, "tryAcquire", LOCKS);
   }
 
   private static BsonDocument reply(int code, String name, String message) {
