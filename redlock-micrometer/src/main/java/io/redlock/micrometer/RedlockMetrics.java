@@ -222,10 +222,12 @@ public final class RedlockMetrics implements RedlockListener {
       notAcquired = acquisitions(t, "not_acquired");
       attemptsAcquired = attempts(t, "acquired");
       attemptsNotAcquired = attempts(t, "not_acquired");
-      extended = extensions(t, "extended");
-      extensionFailed = extensions(t, "failed");
-      releasedComplete = releases(t, "true");
-      releasedIncomplete = releases(t, "false");
+      String extensions = "Lease extensions, by hand or by keep-alive";
+      extended = counter(EXTENSIONS, extensions, t.and("result", "extended"));
+      extensionFailed = counter(EXTENSIONS, extensions, t.and("result", "failed"));
+      String releases = "Releases; complete=false when some node could not be asked";
+      releasedComplete = counter(RELEASES, releases, t.and("complete", "true"));
+      releasedIncomplete = counter(RELEASES, releases, t.and("complete", "false"));
       Gauge.builder(HELD, held, h -> Math.max(0, h.get()))
           .description("Leases acquired and not yet released")
           .tags(t)
@@ -249,20 +251,8 @@ public final class RedlockMetrics implements RedlockListener {
           .register(registry);
     }
 
-    private Counter extensions(Tags t, String result) {
-      return Counter.builder(EXTENSIONS)
-          .description("Lease extensions, by hand or by keep-alive")
-          .tags(t)
-          .tag("result", result)
-          .register(registry);
-    }
-
-    private Counter releases(Tags t, String complete) {
-      return Counter.builder(RELEASES)
-          .description("Releases; complete=false when some node could not be asked")
-          .tags(t)
-          .tag("complete", complete)
-          .register(registry);
+    private Counter counter(String name, String description, Tags t) {
+      return Counter.builder(name).description(description).tags(t).register(registry);
     }
   }
 
