@@ -18,9 +18,6 @@ import io.redlock.spi.support.Replies;
 import io.redlock.sql.internal.KeyCodec;
 import io.redlock.sql.internal.SqlOptions;
 import io.redlock.sql.internal.TableName;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -513,132 +510,25 @@ public final class JdbcLockNode implements LockNode {
             new LockTable(dataSource::getConnection, n, table, createTable, queryTimeout, null);
         return new JdbcLockNode(n, t, null, poolSize, null);
       }
-      String n = name != null ? name : displayName(url);
+      String n = name != null ? name : options.displayName();
       String subprotocol = JdbcOptions.subprotocol(url);
-      requireDriver(n, subprotocol, options.driverUrl());
+      options.requireDriver(n);
       BuiltInPool pool =
-          new BuiltInPool(options, driverProperties(subprotocol), poolSize, connectionTimeout);
+          new BuiltInPool(
+              options,
+              options.driverProperties(queryTimeout, connectionTimeout),
+              poolSize,
+              connectionTimeout);
       LockTable t =
           new LockTable(
               pool::borrow, n, table, createTable, queryTimeout, LockTable.dialectFor(subprotocol));
       PgReleaseNotifications notifications = null;
       if (releaseNotifications && subprotocol.equals("postgresql")) {
         t.notifyReleases();
-        notifications = new PgReleaseNotifications(n, this::openListener, table);
+        notifications =
+            new PgReleaseNotifications(n, () -> options.openListener(connectionTimeout), table);
       }
       return new JdbcLockNode(n, t, pool, poolSize, notifications);
-    }
-
-    /**
-     * A connection of its own for LISTEN: the URL's settings, the builder's connect timeout, and
-     * TCP keepalive so that a dead path is noticed even while no notification comes.
-     */
-    private Connection openListener() throws SQLException {
-      java.util.Properties properties = new java.util.Properties();
-      if (!options.driverSets("connectTimeout")) {
-        properties.setProperty(
-            "connectTimeout",
-            Long.toString(Math.max(1, (connectionTimeout.toMillis() + 999) / 1000)));
-      }
-      if (!options.driverSets("tcpKeepAlive")) {
-        properties.setProperty("tcpKeepAlive", "true");
-      }
-      if (!options.driverSets("ApplicationName")) {
-        properties.setProperty("ApplicationName", "redlock-release-listener");
-      }
-      return DriverManager.getConnection(options.driverUrl(), properties);
-    }
-
-    /** The driver's settings for the built-in pool, where the URL does not set them. */
-    private java.util.Properties driverProperties(String subprotocol) {
-      java.util.Properties driverProperties = new java.util.Properties();
-      long socketSeconds = (queryTimeout.toMillis() + 999) / 1000 + 5;
-      long connectSeconds = Math.max(1, (connectionTimeout.toMillis() + 999) / 1000);
-      switch (subprotocol) {
-        case "postgresql" -> {
-          // a frozen server never answers the cancel that a statement timeout sends
-          setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds));
-          setDefault(driverProperties, "connectTimeout", Long.toString(connectSeconds));
-        }
-        case "mariadb", "mysql" -> {
-          // required: without it an unchanged row counts as "found" and "held" looks acquired
-          driverProperties.setProperty("useAffectedRows", "true");
-          setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds * 1000));
-          setDefault(
-              driverProperties, "connectTimeout", Long.toString(connectionTimeout.toMillis()));
-        }
-        case "sqlite" -> {
-          // WAL lets readers and one writer work at once, across processes too; writers wait
-          // for each other up to the busy timeout instead of failing at once
-          setDefault(driverProperties, "journal_mode", "WAL");
-          setDefault(driverProperties, "busy_timeout", Long.toString(queryTimeout.toMillis()));
-        }
-        default -> {
-          // H2 and others: driver defaults
-        }
-      }
-      return driverProperties;
-    }
-
-    /**
-     * The URL for messages: without the {@code redlock.*} options and without secret query
-     * parameters at all (a redacted {@code password=***} at the end of a name would run into the
-     * message that follows it), and with any password in the authority redacted.
-     */
-    static String displayName(String url) {
-      String driverUrl = JdbcOptions.parse(url).driverUrl();
-      int q = driverUrl.indexOf('?');
-      String base = q < 0 ? driverUrl : driverUrl.substring(0, q);
-      // H2-style settings: jdbc:h2:tcp://host/db;USER=sa;PASSWORD=secret
-      StringBuilder head = new StringBuilder();
-      for (String segment : base.split(";")) {
-        String probe = ";" + segment;
-        if (head.length() == 0 || NodeUri.redact(probe).equals(probe)) {
-          head.append(head.length() == 0 ? "" : ";").append(segment);
-        }
-      }
-      if (q < 0) {
-        return NodeUri.redact(head.toString());
-      }
-      StringBuilder kept = new StringBuilder();
-      for (String pair : driverUrl.substring(q + 1).split("&")) {
-        String probe = "?" + pair;
-        if (!pair.isEmpty() && NodeUri.redact(probe).equals(probe)) {
-          kept.append(kept.length() == 0 ? "?" : "&").append(pair);
-        }
-      }
-      return NodeUri.redact(head.toString()) + kept;
-    }
-
-    private void setDefault(java.util.Properties driverProperties, String property, String value) {
-      if (!options.driverSets(property)) {
-        driverProperties.setProperty(property, value);
-      }
-    }
-
-    private static void requireDriver(String node, String subprotocol, String driverUrl) {
-      try {
-        DriverManager.getDriver(driverUrl);
-      } catch (SQLException e) {
-        String artifact =
-            switch (subprotocol) {
-              case "postgresql" -> "org.postgresql:postgresql";
-              case "mariadb" -> "org.mariadb.jdbc:mariadb-java-client";
-              case "mysql" ->
-                  "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client with"
-                      + " permitMysqlScheme)";
-              case "sqlite" -> "org.xerial:sqlite-jdbc";
-              case "h2" -> "com.h2database:h2";
-              default -> "the JDBC driver for jdbc:" + subprotocol;
-            };
-        throw new RedlockNonTransientException(
-            node,
-            "no JDBC driver on the class path accepts jdbc:"
-                + subprotocol
-                + " URLs: add the dependency "
-                + artifact,
-            null);
-      }
     }
   }
 }

@@ -7,6 +7,7 @@ import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
 import io.redlock.jdbc.internal.JdbcLockNodeProvider;
+import io.redlock.jdbc.internal.JdbcOptions;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodeProvider;
@@ -446,12 +447,13 @@ class JdbcLockNodeTest {
     @DisplayName("names drop secret parameters and redact passwords in the authority")
     void namesHideSecrets() {
       assertThat(
-              JdbcLockNode.Builder.displayName(
-                  "jdbc:postgresql://h:5432/db?user=u&password=p1&ssl=true&redlock.poolSize=2"))
+              JdbcOptions.parse(
+                      "jdbc:postgresql://h:5432/db?user=u&password=p1&ssl=true&redlock.poolSize=2")
+                  .displayName())
           .isEqualTo("jdbc:postgresql://h:5432/db?user=u&ssl=true");
-      assertThat(JdbcLockNode.Builder.displayName("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=p2"))
+      assertThat(JdbcOptions.parse("jdbc:h2:tcp://h/db;USER=sa;PASSWORD=p2").displayName())
           .isEqualTo("jdbc:h2:tcp://h/db;USER=sa");
-      assertThat(JdbcLockNode.Builder.displayName("jdbc:mysql://u:p3@h/db")).doesNotContain("p3");
+      assertThat(JdbcOptions.parse("jdbc:mysql://u:p3@h/db").displayName()).doesNotContain("p3");
     }
 
     @Test

@@ -21,11 +21,19 @@ import java.util.Map;
  */
 final class H2Dialect extends Dialect {
   private static final String NOW = "CURRENT_TIMESTAMP(9)";
-  private static final String LIVE = "expires_at > " + NOW;
   private static final String EPOCH = "TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00'";
   // EXTRACT(EPOCH ..) of a TIMESTAMP WITH TIME ZONE is a true instant; DATEDIFF from a 1970 literal
   // was off by the session's UTC offset (13 h at UTC+13), which could lower the fencing floor
   private static final String MICROS = "CAST(EXTRACT(EPOCH FROM " + NOW + ") * 1000000 AS BIGINT)";
+
+  H2Dialect() {
+    super(
+        NOW,
+        "DATEADD(MICROSECOND, CAST(? AS BIGINT), " + NOW + ")",
+        MICROS,
+        "DATEDIFF(MICROSECOND, " + NOW + ", expires_at)",
+        "GREATEST(fence, CAST(? AS BIGINT))");
+  }
 
   @Override
   public String name() {
@@ -35,15 +43,14 @@ final class H2Dialect extends Dialect {
   @Override
   public List<String> createTable(TableName table) {
     return List.of(
-        "CREATE TABLE IF NOT EXISTS "
-            + table
-            + " (\n"
-            + "  key_hash   BINARY(32)                  NOT NULL PRIMARY KEY,\n"
-            + "  lock_key   CHARACTER VARYING           NOT NULL,\n"
-            + "  token      BINARY VARYING              NOT NULL,\n"
-            + "  expires_at TIMESTAMP(9) WITH TIME ZONE NOT NULL,\n"
-            + "  fence      BIGINT                      NOT NULL DEFAULT 0\n"
-            + ")",
+        lockTable(
+            table,
+            "BINARY(32)",
+            "CHARACTER VARYING",
+            "BINARY VARYING",
+            "TIMESTAMP(9) WITH TIME ZONE",
+            "BIGINT",
+            ""),
         incarnation(table).create());
   }
 
@@ -111,44 +118,6 @@ final class H2Dialect extends Dialect {
         + " THEN UPDATE SET token = X'', expires_at = "
         + EPOCH
         + ")";
-  }
-
-  @Override
-  public String extend(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET expires_at = DATEADD(MICROSECOND, CAST(? AS BIGINT), "
-        + NOW
-        + ") WHERE key_hash = ? AND token = ? AND "
-        + LIVE;
-  }
-
-  @Override
-  public String raiseFence(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET fence = GREATEST(fence, CAST(? AS BIGINT)) WHERE key_hash = ? AND token = ? AND "
-        + LIVE;
-  }
-
-  /**
-   * {@code EXTRACT(EPOCH FROM CURRENT_TIMESTAMP(9))} in microseconds: seconds since 1970 UTC, a
-   * true instant whatever the session's {@code TIME ZONE}. (Not {@code DATEDIFF} from the epoch: H2
-   * 2.x takes that difference on the local fields, so a session at UTC+13 reads 13 hours late.)
-   */
-  @Override
-  public String serverTimeMicros() {
-    return "SELECT " + MICROS;
-  }
-
-  @Override
-  public String inspect(TableName table) {
-    return "SELECT token, DATEDIFF(MICROSECOND, "
-        + NOW
-        + ", expires_at) FROM "
-        + table
-        + " WHERE key_hash = ? AND "
-        + LIVE;
   }
 
   /**

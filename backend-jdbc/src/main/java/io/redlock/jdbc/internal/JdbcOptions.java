@@ -1,10 +1,17 @@
 package io.redlock.jdbc.internal;
 
+import io.redlock.RedlockNonTransientException;
+import io.redlock.spi.NodeUri;
 import io.redlock.sql.internal.SqlOptions;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * The {@code redlock.*} options of a JDBC URL, split from the options meant for the driver. They
@@ -90,6 +97,117 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
     String query = q < 0 ? "" : driverUrl.substring(q + 1);
     String lower = "&" + query.toLowerCase(Locale.ROOT);
     return lower.contains("&" + name.toLowerCase(Locale.ROOT) + "=");
+  }
+
+  /**
+   * A connection of its own for LISTEN: the URL's settings, the given connect timeout, and TCP
+   * keepalive so that a dead path is noticed even while no notification comes.
+   */
+  public Connection openListener(Duration connectionTimeout) throws SQLException {
+    Properties properties = new Properties();
+    if (!driverSets("connectTimeout")) {
+      properties.setProperty(
+          "connectTimeout",
+          Long.toString(Math.max(1, (connectionTimeout.toMillis() + 999) / 1000)));
+    }
+    if (!driverSets("tcpKeepAlive")) {
+      properties.setProperty("tcpKeepAlive", "true");
+    }
+    if (!driverSets("ApplicationName")) {
+      properties.setProperty("ApplicationName", "redlock-release-listener");
+    }
+    return DriverManager.getConnection(driverUrl, properties);
+  }
+
+  /** The driver's settings for the built-in pool, where the URL does not set them. */
+  public Properties driverProperties(Duration queryTimeout, Duration connectionTimeout) {
+    Properties driverProperties = new Properties();
+    long socketSeconds = (queryTimeout.toMillis() + 999) / 1000 + 5;
+    long connectSeconds = Math.max(1, (connectionTimeout.toMillis() + 999) / 1000);
+    switch (subprotocol(driverUrl)) {
+      case "postgresql" -> {
+        // a frozen server never answers the cancel that a statement timeout sends
+        setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds));
+        setDefault(driverProperties, "connectTimeout", Long.toString(connectSeconds));
+      }
+      case "mariadb", "mysql" -> {
+        // required: without it an unchanged row counts as "found" and "held" looks acquired
+        driverProperties.setProperty("useAffectedRows", "true");
+        setDefault(driverProperties, "socketTimeout", Long.toString(socketSeconds * 1000));
+        setDefault(driverProperties, "connectTimeout", Long.toString(connectionTimeout.toMillis()));
+      }
+      case "sqlite" -> {
+        // WAL lets readers and one writer work at once, across processes too; writers wait
+        // for each other up to the busy timeout instead of failing at once
+        setDefault(driverProperties, "journal_mode", "WAL");
+        setDefault(driverProperties, "busy_timeout", Long.toString(queryTimeout.toMillis()));
+      }
+      default -> {
+        // H2 and others: driver defaults
+      }
+    }
+    return driverProperties;
+  }
+
+  /**
+   * The node's name by default, the URL for messages: without the {@code redlock.*} options and
+   * without secret query parameters at all (a redacted {@code password=***} at the end of a name
+   * would run into the message that follows it), and with any password in the authority redacted.
+   */
+  public String displayName() {
+    int q = driverUrl.indexOf('?');
+    String base = q < 0 ? driverUrl : driverUrl.substring(0, q);
+    // H2-style settings: jdbc:h2:tcp://host/db;USER=sa;PASSWORD=secret
+    StringBuilder head = new StringBuilder();
+    for (String segment : base.split(";")) {
+      String probe = ";" + segment;
+      if (head.length() == 0 || NodeUri.redact(probe).equals(probe)) {
+        head.append(head.length() == 0 ? "" : ";").append(segment);
+      }
+    }
+    if (q < 0) {
+      return NodeUri.redact(head.toString());
+    }
+    StringBuilder kept = new StringBuilder();
+    for (String pair : driverUrl.substring(q + 1).split("&")) {
+      String probe = "?" + pair;
+      if (!pair.isEmpty() && NodeUri.redact(probe).equals(probe)) {
+        kept.append(kept.length() == 0 ? "?" : "&").append(pair);
+      }
+    }
+    return NodeUri.redact(head.toString()) + kept;
+  }
+
+  private void setDefault(Properties driverProperties, String property, String value) {
+    if (!driverSets(property)) {
+      driverProperties.setProperty(property, value);
+    }
+  }
+
+  public void requireDriver(String node) {
+    String subprotocol = subprotocol(driverUrl);
+    try {
+      DriverManager.getDriver(driverUrl);
+    } catch (SQLException e) {
+      String artifact =
+          switch (subprotocol(driverUrl)) {
+            case "postgresql" -> "org.postgresql:postgresql";
+            case "mariadb" -> "org.mariadb.jdbc:mariadb-java-client";
+            case "mysql" ->
+                "com.mysql:mysql-connector-j (or org.mariadb.jdbc:mariadb-java-client with"
+                    + " permitMysqlScheme)";
+            case "sqlite" -> "org.xerial:sqlite-jdbc";
+            case "h2" -> "com.h2database:h2";
+            default -> "the JDBC driver for jdbc:" + subprotocol;
+          };
+      throw new RedlockNonTransientException(
+          node,
+          "no JDBC driver on the class path accepts jdbc:"
+              + subprotocol
+              + " URLs: add the dependency "
+              + artifact,
+          null);
+    }
   }
 
   /** The URL with secrets redacted: the driver URL may hold a password. */

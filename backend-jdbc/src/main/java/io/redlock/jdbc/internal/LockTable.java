@@ -315,11 +315,6 @@ public final class LockTable {
     return d.ddlText(table);
   }
 
-  /** The dialect, once the first connection told it. */
-  public Optional<Dialect> dialect() {
-    return Optional.ofNullable(dialect);
-  }
-
   /**
    * The text of every statement a lock call runs, built once per dialect: building it per call cost
    * a concatenation, and the driver's statement cache then hashed the new string.
@@ -397,7 +392,7 @@ public final class LockTable {
 
   /** True if the table has the counter column, after adding it if the node may. */
   private boolean ensureFenceColumn(Connection c, Dialect d) throws SQLException {
-    if (columnUsable(c, d.probeFence(table))) {
+    if (usable(c, d.probeFence(table), SqlErrors.Kind.MISSING_COLUMN)) {
       return true;
     }
     if (!createTable) {
@@ -408,21 +403,21 @@ public final class LockTable {
       s.execute(d.addFenceColumn(table));
     } catch (SQLException e) {
       // another client may have added it at the same moment: fine if it is there now
-      if (!columnUsable(c, d.probeFence(table))) {
+      if (!usable(c, d.probeFence(table), SqlErrors.Kind.MISSING_COLUMN)) {
         throw e;
       }
     }
-    return columnUsable(c, d.probeFence(table));
+    return usable(c, d.probeFence(table), SqlErrors.Kind.MISSING_COLUMN);
   }
 
-  /** False if the query fails because a column is missing. */
-  private boolean columnUsable(Connection c, String probe) throws SQLException {
+  /** False if {@code probe} fails because {@code missing} (the table, or a column) is. */
+  private boolean usable(Connection c, String probe, SqlErrors.Kind missing) throws SQLException {
     try (Statement s = c.createStatement()) {
       s.setQueryTimeout(queryTimeoutSeconds);
       s.executeQuery(probe).close();
       return true;
     } catch (SQLException e) {
-      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_COLUMN) {
+      if (SqlErrors.classify(e) == missing) {
         return false;
       }
       throw e;
@@ -527,7 +522,7 @@ public final class LockTable {
           "unsupported database '" + product + "': the JDBC backend supports " + Dialect.SUPPORTED,
           null);
     }
-    if (!tableUsable(c, d)) {
+    if (!usable(c, d.probe(table), SqlErrors.Kind.MISSING_TABLE)) {
       if (!createTable) {
         throw new RedlockNonTransientException(
             node, SqlErrors.missingTableMessage(table, d.ddlText(table)), null);
@@ -539,12 +534,12 @@ public final class LockTable {
         } catch (SQLException e) {
           // another client may have created it at the same moment (PostgreSQL reports that as a
           // unique violation on its catalog): fine if the table is there now
-          if (!tableUsable(c, d)) {
+          if (!usable(c, d.probe(table), SqlErrors.Kind.MISSING_TABLE)) {
             throw e;
           }
         }
       }
-      if (!tableUsable(c, d)) {
+      if (!usable(c, d.probe(table), SqlErrors.Kind.MISSING_TABLE)) {
         throw new RedlockNonTransientException(
             node, SqlErrors.missingTableMessage(table, d.ddlText(table)), null);
       }
@@ -554,20 +549,6 @@ public final class LockTable {
       requireAffectedRows(c, mariaDb);
     }
     return d;
-  }
-
-  /** False if the table is missing; throws if it exists with other columns or cannot be read. */
-  private boolean tableUsable(Connection c, Dialect d) throws SQLException {
-    try (Statement s = c.createStatement()) {
-      s.setQueryTimeout(queryTimeoutSeconds);
-      s.executeQuery(d.probe(table)).close();
-      return true;
-    } catch (SQLException e) {
-      if (SqlErrors.classify(e) == SqlErrors.Kind.MISSING_TABLE) {
-        return false;
-      }
-      throw e;
-    }
   }
 
   /**

@@ -35,6 +35,12 @@ final class MariaDbDialect extends Dialect {
   private final boolean mysql;
 
   MariaDbDialect(boolean mysql) {
+    super(
+        NOW,
+        NOW + " + INTERVAL ? MICROSECOND",
+        MICROS,
+        "TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at)",
+        "GREATEST(fence, ?)");
     this.mysql = mysql;
   }
 
@@ -46,15 +52,14 @@ final class MariaDbDialect extends Dialect {
   @Override
   public List<String> createTable(TableName table) {
     return List.of(
-        "CREATE TABLE IF NOT EXISTS "
-            + table
-            + " (\n"
-            + "  key_hash   BINARY(32)  NOT NULL PRIMARY KEY,\n"
-            + "  lock_key   TEXT CHARACTER SET utf8mb4 NOT NULL,\n"
-            + "  token      BLOB        NOT NULL,\n"
-            + "  expires_at DATETIME(6) NOT NULL,\n"
-            + "  fence      BIGINT      NOT NULL DEFAULT 0\n"
-            + ") ENGINE=InnoDB");
+        lockTable(
+            table,
+            "BINARY(32)",
+            "TEXT CHARACTER SET utf8mb4",
+            "BLOB",
+            "DATETIME(6)",
+            "BIGINT",
+            " ENGINE=InnoDB"));
   }
 
   @Override
@@ -138,39 +143,12 @@ final class MariaDbDialect extends Dialect {
 
   @Override
   public Optional<String> releaseKept(TableName table) {
-    return Optional.of(
-        "UPDATE "
-            + table
-            + " SET token = '', expires_at = "
-            + RELEASED
-            + " WHERE key_hash = ? AND token = ? AND fence <> 0 AND "
-            + LIVE);
+    return Optional.of(expireKept(table, "''", RELEASED));
   }
 
   @Override
   public boolean releaseReturnsLiveness(boolean fenceColumn) {
     return !mysql;
-  }
-
-  @Override
-  public String extend(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET expires_at = "
-        + NOW
-        + " + INTERVAL ? MICROSECOND WHERE key_hash = ? AND token = ? AND expires_at > "
-        + NOW;
-  }
-
-  /**
-   * Affected rows count only changed rows: an unchanged counter needs {@link #raiseFenceRecheck}.
-   */
-  @Override
-  public String raiseFence(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET fence = GREATEST(fence, ?) WHERE key_hash = ? AND token = ? AND "
-        + LIVE;
   }
 
   /**
@@ -186,26 +164,6 @@ final class MariaDbDialect extends Dialect {
             + " WHERE key_hash = ? AND token = ? AND "
             + LIVE
             + " AND fence >= ?");
-  }
-
-  /**
-   * {@code UTC_TIMESTAMP(6)}, the clock expiries use, as microseconds after 1970-01-01 00:00: both
-   * sides are UTC datetimes, so neither the session's {@code time_zone} nor DST can shift it (which
-   * {@code UNIX_TIMESTAMP(SYSDATE(6))} would, in the hour a DST change repeats).
-   */
-  @Override
-  public String serverTimeMicros() {
-    return "SELECT " + MICROS;
-  }
-
-  @Override
-  public String inspect(TableName table) {
-    return "SELECT token, TIMESTAMPDIFF(MICROSECOND, "
-        + NOW
-        + ", expires_at) FROM "
-        + table
-        + " WHERE key_hash = ? AND expires_at > "
-        + NOW;
   }
 
   /**

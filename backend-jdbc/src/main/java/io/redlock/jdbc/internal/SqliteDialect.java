@@ -27,6 +27,11 @@ final class SqliteDialect extends Dialect {
       "CAST(ROUND((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
   private static final String LIVE = "expires_at > " + NOW;
 
+  SqliteDialect() {
+    // julianday('now') is this process's reading of the machine's clock, in UTC
+    super(NOW, NOW + " + ?", NOW + " * 1000", "(expires_at - " + NOW + ") * 1000", "max(fence, ?)");
+  }
+
   @Override
   public String name() {
     return "SQLite";
@@ -35,15 +40,7 @@ final class SqliteDialect extends Dialect {
   @Override
   public List<String> createTable(TableName table) {
     return List.of(
-        "CREATE TABLE IF NOT EXISTS "
-            + table
-            + " (\n"
-            + "  key_hash   BLOB    NOT NULL PRIMARY KEY,\n"
-            + "  lock_key   TEXT    NOT NULL,\n"
-            + "  token      BLOB    NOT NULL,\n"
-            + "  expires_at INTEGER NOT NULL,\n"
-            + "  fence      INTEGER NOT NULL DEFAULT 0\n"
-            + ") WITHOUT ROWID",
+        lockTable(table, "BLOB", "TEXT", "BLOB", "INTEGER", "INTEGER", " WITHOUT ROWID"),
         incarnation(table).create());
   }
 
@@ -91,48 +88,7 @@ final class SqliteDialect extends Dialect {
 
   @Override
   public Optional<String> releaseKept(TableName table) {
-    return Optional.of(
-        "UPDATE "
-            + table
-            + " SET token = X'', expires_at = 0 WHERE key_hash = ? AND token = ? AND fence <> 0 AND "
-            + LIVE);
-  }
-
-  @Override
-  public String extend(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET expires_at = "
-        + NOW
-        + " + ? WHERE key_hash = ? AND token = ? AND "
-        + LIVE;
-  }
-
-  @Override
-  public String raiseFence(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET fence = max(fence, ?) WHERE key_hash = ? AND token = ? AND "
-        + LIVE;
-  }
-
-  /**
-   * {@code julianday('now')} as Unix milliseconds, times 1000: this process's reading of the
-   * machine's clock, in UTC (SQLite's {@code 'now'} has no time zone).
-   */
-  @Override
-  public String serverTimeMicros() {
-    return "SELECT " + NOW + " * 1000";
-  }
-
-  @Override
-  public String inspect(TableName table) {
-    return "SELECT token, (expires_at - "
-        + NOW
-        + ") * 1000 FROM "
-        + table
-        + " WHERE key_hash = ? AND "
-        + LIVE;
+    return Optional.of(expireKept(table, "X''", "0"));
   }
 
   @Override

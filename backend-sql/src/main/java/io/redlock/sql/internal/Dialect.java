@@ -47,11 +47,67 @@ public abstract class Dialect {
     AFFECTED_ROWS
   }
 
+  private final String now;
+  private final String expiry;
+  private final String micros;
+  private final String remainingMicros;
+  private final String fenceAtLeast;
+
+  /**
+   * The dialect of a database whose clock and arithmetic are written as follows.
+   *
+   * @param now the server's current time, of the type of {@code expires_at}, read by the statement
+   * @param expiry the time a TTL parameter (in {@link #ttlUnits}) from now
+   * @param micros now in microseconds since 1970-01-01 00:00 UTC, whatever the session's time zone
+   * @param remainingMicros the microseconds from now to {@code expires_at}
+   * @param fenceAtLeast the larger of the {@code fence} column and a parameter
+   */
+  protected Dialect(
+      String now, String expiry, String micros, String remainingMicros, String fenceAtLeast) {
+    this.now = now;
+    this.expiry = expiry;
+    this.micros = micros;
+    this.remainingMicros = remainingMicros;
+    this.fenceAtLeast = fenceAtLeast;
+  }
+
   /** The dialect's name for messages. */
   public abstract String name();
 
   /** The statements that create the table if it does not exist (safe to run concurrently). */
   public abstract List<String> createTable(TableName table);
+
+  /**
+   * The lock table's {@code CREATE TABLE IF NOT EXISTS} in this dialect's column types, aligned.
+   *
+   * @param options what follows the column list ({@code ENGINE=InnoDB}, say), or ""
+   */
+  protected static String lockTable(
+      TableName table,
+      String hash,
+      String text,
+      String bytes,
+      String time,
+      String integer,
+      String options) {
+    int width =
+        List.of(hash, text, bytes, time, integer).stream().mapToInt(String::length).max().orElse(0);
+    String type = "%-" + width + "s NOT NULL";
+    return "CREATE TABLE IF NOT EXISTS "
+        + table
+        + " (\n  key_hash   "
+        + type.formatted(hash)
+        + " PRIMARY KEY,\n  lock_key   "
+        + type.formatted(text)
+        + ",\n  token      "
+        + type.formatted(bytes)
+        + ",\n  expires_at "
+        + type.formatted(time)
+        + ",\n  fence      "
+        + type.formatted(integer)
+        + " DEFAULT 0\n)"
+        + options;
+  }
 
   /** The conditional insert; leaves the fencing counter of an existing row as it is. */
   public abstract String acquire(TableName table);
@@ -111,16 +167,6 @@ public abstract class Dialect {
     return Optional.empty();
   }
 
-  /** The compare-and-extend: an update whose count is 1 when extended. */
-  public abstract String extend(TableName table);
-
-  /**
-   * Raises the counter of a live key holding the token to at least a value: an update whose count
-   * is 1 when the row matched, whether or not the value changed (but see {@link
-   * #raiseFenceRecheck}).
-   */
-  public abstract String raiseFence(TableName table);
-
   /**
    * For databases that count only changed rows (MySQL protocol with affected rows): a query
    * returning a row if the key is live, holds the token and has a counter of at least the value,
@@ -130,15 +176,58 @@ public abstract class Dialect {
     return Optional.empty();
   }
 
+  /** The compare-and-extend: an update whose count is 1 when extended. */
+  public String extend(TableName table) {
+    return "UPDATE " + table + " SET expires_at = " + expiry + " WHERE " + liveHolder();
+  }
+
+  /**
+   * Raises the counter of a live key holding the token to at least a value: an update whose count
+   * is 1 when the row matched, whether or not the value changed (but see {@link
+   * #raiseFenceRecheck}).
+   */
+  public String raiseFence(TableName table) {
+    return "UPDATE " + table + " SET fence = " + fenceAtLeast + " WHERE " + liveHolder();
+  }
+
+  /**
+   * For {@link #releaseKept}: expires a live row with a counter and clears its token.
+   *
+   * @param noToken the empty token in this dialect
+   * @param released an expiry long past
+   */
+  protected final String expireKept(TableName table, String noToken, String released) {
+    return "UPDATE "
+        + table
+        + " SET token = "
+        + noToken
+        + ", expires_at = "
+        + released
+        + " WHERE fence <> 0 AND "
+        + liveHolder();
+  }
+
+  private String liveHolder() {
+    return "key_hash = ? AND token = ? AND expires_at > " + now;
+  }
+
   /**
    * A query answering one row with one integer column: the database's current time, in microseconds
-   * since 1970-01-01 00:00 UTC, from the clock its expiries use, read anew by this statement and
-   * independent of the session's time zone.
+   * since 1970-01-01 00:00 UTC, from the clock its expiries use, read anew by this statement.
    */
-  public abstract String serverTimeMicros();
+  public String serverTimeMicros() {
+    return "SELECT " + micros;
+  }
 
-  /** Reads a live key: token and remaining microseconds on the server's clock. */
-  public abstract String inspect(TableName table);
+  /** Reads a live key: token and remaining time in microseconds on the server's clock. */
+  public String inspect(TableName table) {
+    return "SELECT token, "
+        + remainingMicros
+        + " FROM "
+        + table
+        + " WHERE key_hash = ? AND expires_at > "
+        + now;
+  }
 
   /** A query that fails if the table or one of its columns (other than the counter) is missing. */
   public String probe(TableName table) {

@@ -29,6 +29,12 @@ public final class PostgresDialect extends Dialect {
   }
 
   private PostgresDialect(boolean notify) {
+    super(
+        NOW,
+        EXPIRY,
+        MICROS,
+        "CAST(EXTRACT(EPOCH FROM (expires_at - " + NOW + ")) * 1000000 AS BIGINT)",
+        "GREATEST(fence, ?)");
     this.notify = notify;
   }
 
@@ -49,16 +55,7 @@ public final class PostgresDialect extends Dialect {
 
   @Override
   public List<String> createTable(TableName table) {
-    return List.of(
-        "CREATE TABLE IF NOT EXISTS "
-            + table
-            + " (\n"
-            + "  key_hash   BYTEA       NOT NULL PRIMARY KEY,\n"
-            + "  lock_key   TEXT        NOT NULL,\n"
-            + "  token      BYTEA       NOT NULL,\n"
-            + "  expires_at TIMESTAMPTZ NOT NULL,\n"
-            + "  fence      BIGINT      NOT NULL DEFAULT 0\n"
-            + ")");
+    return List.of(lockTable(table, "BYTEA", "TEXT", "BYTEA", "TIMESTAMPTZ", "BIGINT", ""));
   }
 
   @Override
@@ -128,13 +125,7 @@ public final class PostgresDialect extends Dialect {
     if (this.notify) {
       return Optional.empty(); // the release statement is the combined one
     }
-    return Optional.of(
-        "UPDATE "
-            + table
-            + " SET token = CAST('' AS BYTEA), expires_at = "
-            + RELEASED
-            + " WHERE key_hash = ? AND token = ? AND fence <> 0 AND expires_at > "
-            + NOW);
+    return Optional.of(expireKept(table, "CAST('' AS BYTEA)", RELEASED));
   }
 
   /**
@@ -181,40 +172,6 @@ public final class PostgresDialect extends Dialect {
   public static String releaseChannel(TableName table) {
     String channel = "redlock:" + table;
     return channel.length() > 63 ? channel.substring(0, 63) : channel;
-  }
-
-  @Override
-  public String extend(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET expires_at = "
-        + EXPIRY
-        + " WHERE key_hash = ? AND token = ? AND expires_at > "
-        + NOW;
-  }
-
-  @Override
-  public String raiseFence(TableName table) {
-    return "UPDATE "
-        + table
-        + " SET fence = GREATEST(fence, ?) WHERE key_hash = ? AND token = ? AND expires_at > "
-        + NOW;
-  }
-
-  /** {@code clock_timestamp()} as Unix microseconds (an epoch of a timestamptz is zone-free). */
-  @Override
-  public String serverTimeMicros() {
-    return "SELECT " + MICROS;
-  }
-
-  @Override
-  public String inspect(TableName table) {
-    return "SELECT token, CAST(EXTRACT(EPOCH FROM (expires_at - "
-        + NOW
-        + ")) * 1000000 AS BIGINT) FROM "
-        + table
-        + " WHERE key_hash = ? AND expires_at > "
-        + NOW;
   }
 
   /**
