@@ -9,6 +9,7 @@ import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.security.cert.CertificateException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import javax.net.ssl.SSLException;
@@ -24,6 +25,42 @@ import redis.clients.jedis.exceptions.JedisException;
  * names the node (never its password) and says what to do.
  */
 final class RedisErrors {
+  /**
+   * Server errors, one a line: the reply's first word (or {@code ~} and a phrase its lower-case
+   * text contains), {@code T} if a retry may help (else {@code N}), and what to say: {@code %s} is
+   * the server's message, {@code {op}} the operation, {@code {db}} the database index.
+   */
+  private static final List<String[]> RULES =
+      """
+      NOAUTH N the server requires a password (%s); give it in the node URI: redis://:password@host:port
+      NOPERM N the ACL user may not run {op} (%s); grant it e.g. ACL SETUSER <user> +set +get +del \
+      +pexpire +eval +evalsha ~<keyPrefix>*
+      WRONGPASS N authentication failed (%s); check the user and password in the node URI \
+      (redis://user:password@host:port, password percent-encoded)
+      ~without_any_password_configured N a password was given but the server has none configured \
+      (%s); remove the password from the node URI or set requirepass on the server
+      ~db_index_is_out_of_range N database {db} does not exist on this server (%s); use an index \
+      below the server's 'databases' setting (16 by default)
+      ~invalid_db_index N database {db} does not exist on this server (%s); use an index below the \
+      server's 'databases' setting (16 by default)
+      READONLY N the node is a read-only replica (%s); point the node URI at a primary: locks must \
+      be written
+      MOVED,ASK,CLUSTERDOWN,CROSSSLOT N the node is part of a Redis Cluster (%s); Redlock needs \
+      independent nodes: use standalone servers (or one URI per independent primary)
+      ~wrongtype N the lock key holds a value of another type (%s); another application uses this \
+      key name: set a keyPrefix
+      ~err_unknown_command N {op} is not available on this server (%s); Redlock needs SET with NX/PX \
+      and Lua scripting (EVAL/EVALSHA), Redis 2.6.12 or later with those commands enabled
+      BUSY T the server is busy running a script (%s); retry later
+      LOADING T the server is loading its data set (%s); retry soon
+      OOM T the server is out of memory (%s); raise maxmemory and keep maxmemory-policy noeviction: \
+      an eviction policy would delete live lock keys and break mutual exclusion
+      MASTERDOWN,TRYAGAIN,NOREPLICAS T the server cannot serve writes now (%s)
+      """
+          .lines()
+          .map(line -> line.split(" ", 3))
+          .toList();
+
   private final RedisLockNode.Builder settings;
   private final String node;
 
@@ -42,7 +79,6 @@ final class RedisErrors {
     }
     String detail = scrub(describe(failure));
     String lower = detail.toLowerCase(Locale.ROOT);
-    String problem = "(" + detail + ")";
     Throwable tls = find(failure, SSLException.class, CertificateException.class);
     if (tls != null) {
       return fail(
@@ -62,98 +98,17 @@ final class RedisErrors {
           settings.poolSize,
           settings.connectTimeout.toMillis());
     }
-    if (startsWith(detail, "NOAUTH")) {
-      return fail(
-          false,
-          failure,
-          "the server requires a password %s; give it in the node URI:"
-              + " redis://:password@host:port",
-          problem);
+    for (String[] rule : RULES) {
+      if (matches(rule[0], detail, lower)) {
+        String message = rule[2].replace("{op}", operation).replace("{db}", "" + settings.database);
+        return fail(rule[1].equals("T"), failure, message, detail);
+      }
     }
-    if (startsWith(detail, "NOPERM")) {
-      return fail(
-          false,
-          failure,
-          "the ACL user may not run %s %s; grant it e.g. ACL SETUSER <user> +set +get +del"
-              + " +pexpire +eval +evalsha ~<keyPrefix>*",
-          operation,
-          problem);
-    }
-    if (failure instanceof JedisAccessControlException || startsWith(detail, "WRONGPASS")) {
-      return fail(
-          false,
-          failure,
-          "authentication failed %s; check the user and password in the node URI"
-              + " (redis://user:password@host:port, password percent-encoded)",
-          problem);
-    }
-    if (lower.contains("auth") && lower.contains("without any password configured")) {
-      return fail(
-          false,
-          failure,
-          "a password was given but the server has none configured %s; remove the password"
-              + " from the node URI or set requirepass on the server",
-          problem);
-    }
-    if (lower.contains("db index is out of range") || lower.contains("invalid db index")) {
-      return fail(
-          false,
-          failure,
-          "database %d does not exist on this server %s; use an index below the server's"
-              + " 'databases' setting (16 by default)",
-          settings.database,
-          problem);
-    }
-    if (startsWith(detail, "READONLY")) {
-      return fail(
-          false,
-          failure,
-          "the node is a read-only replica %s; point the node URI at a primary: locks must be"
-              + " written",
-          problem);
-    }
-    if (startsWith(detail, "MOVED", "ASK", "CLUSTERDOWN", "CROSSSLOT")) {
-      return fail(
-          false,
-          failure,
-          "the node is part of a Redis Cluster %s; Redlock needs independent nodes: use"
-              + " standalone servers (or one URI per independent primary)",
-          problem);
-    }
-    if (lower.contains("wrongtype")) {
-      return fail(
-          false,
-          failure,
-          "the lock key holds a value of another type %s; another application uses this key"
-              + " name: set a keyPrefix",
-          problem);
-    }
-    if (lower.startsWith("err unknown command")) {
-      return fail(
-          false,
-          failure,
-          "%s is not available on this server %s; Redlock needs SET with NX/PX and Lua scripting"
-              + " (EVAL/EVALSHA), Redis 2.6.12 or later with those commands enabled",
-          operation,
-          problem);
-    }
-    if (failure instanceof JedisBusyException || startsWith(detail, "BUSY")) {
-      return fail(true, failure, "the server is busy running a script %s; retry later", problem);
-    }
-    if (startsWith(detail, "LOADING")) {
-      return fail(true, failure, "the server is loading its data set %s; retry soon", problem);
-    }
-    if (startsWith(detail, "OOM")) {
-      return fail(
-          true,
-          failure,
-          "the server is out of memory %s; raise maxmemory and keep maxmemory-policy"
-              + " noeviction: an eviction policy would delete live lock keys and break mutual"
-              + " exclusion",
-          problem);
-    }
-    if (startsWith(detail, "MASTERDOWN", "TRYAGAIN", "NOREPLICAS")) {
-      return fail(true, failure, "the server cannot serve writes now %s", problem);
+    if (failure instanceof JedisAccessControlException || failure instanceof JedisBusyException) {
+      return translate(
+          new JedisDataException(
+              (failure instanceof JedisBusyException ? "BUSY " : "WRONGPASS ") + detail, failure),
+          operation);
     }
     if (find(failure, ConnectException.class) != null) {
       return fail(
@@ -173,20 +128,20 @@ final class RedisErrors {
       return fail(
           true,
           failure,
-          "timed out talking to the node %s; check that it is up and reachable, or raise"
+          "timed out talking to the node (%s); check that it is up and reachable, or raise"
               + " connectTimeout/socketTimeout",
-          problem);
+          detail);
     }
     if (failure instanceof JedisConnectionException) {
       return fail(
           true,
           failure,
-          "the connection failed %s; check that the node is up (a restarted node drops its"
+          "the connection failed (%s); check that the node is up (a restarted node drops its"
               + " connections)",
-          problem);
+          detail);
     }
     if (failure instanceof JedisDataException) {
-      return fail(true, failure, "the server refused %s %s", operation, problem);
+      return fail(true, failure, "the server refused %s (%s)", operation, detail);
     }
     return fail(
         true,
@@ -242,9 +197,12 @@ final class RedisErrors {
     return failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage();
   }
 
-  private static boolean startsWith(String text, String... prefixes) {
-    for (String prefix : prefixes) {
-      if (text.startsWith(prefix + " ") || text.equals(prefix)) {
+  private static boolean matches(String pattern, String detail, String lower) {
+    if (pattern.startsWith("~")) {
+      return lower.contains(pattern.substring(1).replace('_', ' '));
+    }
+    for (String word : pattern.split(",")) {
+      if (detail.startsWith(word + " ") || detail.equals(word)) {
         return true;
       }
     }

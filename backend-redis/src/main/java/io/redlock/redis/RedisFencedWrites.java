@@ -36,20 +36,12 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
  *
  * <p><b>Storage.</b> The data key is written as usual (a string with {@link #set}, a hash with
  * {@link #hset}), so other clients read it unchanged. The highest token seen is a decimal integer
- * in a companion key without expiry, by default {@link #fenceKey(String) fenceKey(key)}:
- *
- * <ul>
- *   <li>{@code fence:{invoice:42}} for a key without hash tag: the whole key becomes the tag;
- *   <li>{@code fence:{42}:user:{42}:profile} for a key with a hash tag: the same tag, then the key.
- * </ul>
- *
- * Either way the companion hashes to the same Redis Cluster slot as the data key (a script may only
- * touch keys of one slot), and different data keys never share a companion. The companion outlives
- * the data key's expiry on purpose: if it expired with the value, a stale holder could write again
- * once both were gone. It costs one small key per data key; delete it ({@code DEL}) only once no
- * lease on the key can still write. {@link #withFenceKeys} names companions differently. Value and
- * fence are written by the same script, so replicas and the AOF receive them together: the fence is
- * exactly as durable as the data it guards.
+ * in a companion key without expiry, by default {@link #fenceKey(String) fenceKey(key)} ({@code
+ * fence:{invoice:42}}, or {@code fence:{42}:user:{42}:profile} for a key with a hash tag): in the
+ * data key's Redis Cluster slot, and never shared by two data keys. It outlives the data key's
+ * expiry on purpose (else a stale holder could write again once both were gone); delete it only
+ * once no lease on the key can still write. Value and fence are written by one script, so replicas
+ * and the AOF receive them together.
  *
  * <p>Thread-safe if the client is ({@code RedisClient}, {@code RedisClusterClient}, any pooled
  * {@code UnifiedJedis}; a plain {@link Jedis} is one connection for one thread at a time). Nothing

@@ -20,34 +20,24 @@ import redis.clients.jedis.exceptions.JedisDataException;
  * RedisLockNode#status()} can answer from memory and still never describe a server from before a
  * restart once the restarted one has answered.
  *
- * <p>The argument: a restart breaks every connection, so a reply read on a connection comes from
- * the incarnation that was running when the connection was opened. Once somebody asked for the
- * status ({@link #watch()}), every new connection reads {@code INFO} and {@code CONFIG GET
- * appendfsync} as soon as it is set up, before it carries any command, and records what it saw
- * here. So when a reply has been awaited, the incarnation that produced it, or a later one, is
- * recorded already. Connections opened before watching began were opened before the first
- * observation, so their server is the observed one or an older one (whose connections are broken).
- * An incarnation that was replaced never comes back: a late observation of it (read on a connection
- * opened just before the restart) is ignored. The residual gap: the very first observations of a
- * node racing a crash of its server. It needs a direct connection: a proxy that keeps client
- * connections open across server restarts would hide restarts.
+ * <p>A restart breaks every connection, so a reply comes from the incarnation that was running when
+ * its connection was opened. Once somebody asked for the status ({@link #watch()}), every new
+ * connection reads {@code INFO} and {@code CONFIG GET appendfsync} before it carries any command,
+ * and records what it saw here; connections opened before were opened before the first observation.
+ * A replaced incarnation never comes back: a late observation of it (on a connection opened just
+ * before the restart) is ignored. A proxy that keeps client connections open across server restarts
+ * would hide restarts.
  *
- * <p>The uptime is extrapolated from the observation with this JVM's monotonic clock and never
- * overstates: Redis computes {@code uptime_in_seconds} as the difference of two whole-second clock
- * readings, up to a second more than the truth, so a second is taken off; and the reply is read
- * after the server wrote it. Durable means {@code aof_enabled:1} with {@code appendfsync always};
- * if {@code CONFIG GET} is not permitted the fsync policy is unknown and the node counts as not
- * durable.
- *
- * <p>Thread-safe.
+ * <p>The uptime is extrapolated with this JVM's monotonic clock and never overstates: Redis's
+ * {@code uptime_in_seconds} may be up to a second more than the truth, so a second is taken off.
+ * Durable means {@code aof_enabled:1} with {@code appendfsync always}; if {@code CONFIG GET} is not
+ * permitted, not durable. Thread-safe.
  */
 final class RedisIncarnation {
-  /** How many replaced incarnations are remembered (restarts are rare). */
-  private static final int RETIRED = 16;
-
   private static final CommandArguments INFO = new CommandArguments(Protocol.Command.INFO);
   private static final CommandArguments APPENDFSYNC =
       new CommandArguments(Protocol.Command.CONFIG).addObjects("GET", "appendfsync");
+  private static final String WHAT = "INFO (for the node's status)";
 
   /** What one connection saw, or why it could not see it. */
   record Observation(
@@ -67,7 +57,7 @@ final class RedisIncarnation {
   private volatile boolean watching;
   private volatile Observation latest;
 
-  // guarded by this
+  /** The last incarnations replaced (restarts are rare); guarded by this. */
   private final ArrayDeque<String> retired = new ArrayDeque<>();
 
   RedisIncarnation(RedisLockNode node) {
@@ -79,6 +69,11 @@ final class RedisIncarnation {
     watching = true;
   }
 
+  /** The latest observation, or null if none was made yet. */
+  Observation latest() {
+    return latest;
+  }
+
   /**
    * Asks the server on a pooled connection: nothing was seen yet, or the last look failed (NOPERM,
    * BUSY...), and a busy pool may not open a new connection for a long time.
@@ -86,20 +81,19 @@ final class RedisIncarnation {
   Reply<NodeStatus> ask() {
     return Replies.supplyAsync(
         () -> {
-          String what = "INFO (for the node's status)";
           Connection c;
+          Observation seen;
           try {
             c = node.pool.getResource();
           } catch (RuntimeException e) {
-            throw node.errors.translate(e, what);
+            throw node.errors.translate(e, WHAT);
           }
-          Observation seen;
           try {
             seen = observe(c);
             c.close();
           } catch (RuntimeException e) {
             RedisLockNode.discard(c);
-            throw node.errors.translate(e, what);
+            throw node.errors.translate(e, WHAT);
           }
           if (seen.problem() != null) {
             throw seen.problem();
@@ -110,14 +104,9 @@ final class RedisIncarnation {
         node.name());
   }
 
-  /** The latest observation, or null if none was made yet. */
-  Observation latest() {
-    return latest;
-  }
-
   /**
-   * The hook of every new connection: records its server's incarnation if somebody watches.
-   * Connection failures propagate (the connection is unusable); a refused {@code INFO} is recorded
+   * The hook of every new connection: records its server's incarnation if somebody watches. A
+   * connection failure propagates (the connection is unusable); a refused {@code INFO} is recorded
    * as the node's status problem, and the connection stays usable for locks.
    */
   void connected(Connection connection) {
@@ -126,10 +115,7 @@ final class RedisIncarnation {
     }
   }
 
-  /**
-   * Reads {@code INFO} and the fsync policy on {@code connection} (one round trip, blocking up to
-   * the socket timeout) and records the result.
-   */
+  /** Reads {@code INFO} and the fsync policy (one round trip) and records what it saw. */
   Observation observe(Connection connection) {
     connection.setSoTimeout(node.socketTimeoutMillis); // a pooled one may carry a short one
     connection.sendCommand(INFO);
@@ -140,70 +126,57 @@ final class RedisIncarnation {
       info = connection.getOne();
     } catch (JedisDataException e) {
       info = null;
-      infoFailure = node.errors.translate(e, "INFO (for the node's status)");
+      infoFailure = node.errors.translate(e, WHAT);
     }
-    String appendfsync;
+    String appendfsync = null; // CONFIG is often not permitted (managed Redis, ACLs): unknown
     try {
-      appendfsync = appendfsync(connection.getOne());
+      if (connection.getOne() instanceof List<?> l
+          && l.size() >= 2
+          && l.get(1) instanceof byte[] v) {
+        appendfsync = new String(v, StandardCharsets.UTF_8);
+      }
     } catch (JedisDataException e) {
-      appendfsync = null; // CONFIG is often not permitted (managed Redis, ACLs): unknown
+      // unknown, as above
     }
     long readAt = System.nanoTime();
     Observation seen =
         infoFailure != null
             ? new Observation(null, readAt, false, Map.of(), infoFailure)
-            : parse(info, appendfsync, readAt);
+            : parse((byte[]) info, appendfsync, readAt);
     record(seen);
     return seen;
   }
 
-  private Observation parse(Object reply, String appendfsync, long readAt) {
-    if (!(reply instanceof byte[] bytes)) {
-      throw new IllegalStateException("unexpected reply to INFO: " + reply);
-    }
+  private static Observation parse(byte[] reply, String appendfsync, long readAt) {
     Map<String, String> info = new HashMap<>();
-    for (String line : new String(bytes, StandardCharsets.UTF_8).split("\r\n")) {
+    for (String line : new String(reply, StandardCharsets.UTF_8).split("\r\n")) {
       int colon = line.indexOf(':');
       if (colon > 0 && !line.startsWith("#")) {
         info.put(line.substring(0, colon), line.substring(colon + 1));
       }
     }
     String runId = info.get("run_id");
-    String uptime = info.get("uptime_in_seconds");
-    if (runId == null || runId.isEmpty() || uptime == null) {
-      throw new IllegalStateException(
-          "INFO gave no run_id or uptime_in_seconds; is this a Redis server?");
-    }
     long upNanos;
     try {
-      upNanos = Math.multiplyExact(Math.max(0, Long.parseLong(uptime.trim()) - 1), 1_000_000_000L);
-    } catch (NumberFormatException | ArithmeticException e) {
-      throw new IllegalStateException("INFO gave an unreadable uptime_in_seconds: " + uptime, e);
+      long up = Long.parseLong(info.get("uptime_in_seconds").trim());
+      upNanos = Math.multiplyExact(Math.max(0, up - 1), 1_000_000_000L);
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("INFO gave no readable uptime_in_seconds", e);
     }
-    boolean aof = "1".equals(info.get("aof_enabled"));
-    boolean durable = aof && "always".equals(appendfsync);
+    if (runId == null || runId.isEmpty()) {
+      throw new IllegalStateException("INFO gave no run_id; is this a Redis server?");
+    }
     Map<String, String> details = new HashMap<>();
-    putIfPresent(details, "redis_version", info.get("redis_version"));
-    putIfPresent(details, "role", info.get("role"));
-    putIfPresent(details, "aof_enabled", info.get("aof_enabled"));
+    for (String name : List.of("redis_version", "role", "aof_enabled", "maxmemory_policy")) {
+      if (info.get(name) != null) {
+        details.put(name, info.get(name));
+      }
+    }
     details.put(
         "appendfsync",
         appendfsync != null ? appendfsync : "unknown (CONFIG GET appendfsync not permitted)");
-    putIfPresent(details, "maxmemory_policy", info.get("maxmemory_policy"));
+    boolean durable = "1".equals(info.get("aof_enabled")) && "always".equals(appendfsync);
     return new Observation(runId, readAt - upNanos, durable, Map.copyOf(details), null);
-  }
-
-  private static void putIfPresent(Map<String, String> map, String key, String value) {
-    if (value != null) {
-      map.put(key, value);
-    }
-  }
-
-  private static String appendfsync(Object reply) {
-    if (reply instanceof List<?> list && list.size() >= 2 && list.get(1) instanceof byte[] v) {
-      return new String(v, StandardCharsets.UTF_8);
-    }
-    return null;
   }
 
   /** Keeps the observation unless it is of an incarnation that was already replaced. */
@@ -220,19 +193,18 @@ final class RedisIncarnation {
     }
     if (current != null && current.incarnation() != null) {
       if (current.incarnation().equals(seen.incarnation())) {
-        // The same server: keep the later (safer) estimate of its start.
-        if (current.startedAtNanos() - seen.startedAtNanos() > 0) {
-          seen =
-              new Observation(
-                  seen.incarnation(),
-                  current.startedAtNanos(),
-                  seen.durable(),
-                  seen.details(),
-                  null);
-        }
+        // the same server: keep the later (safer) estimate of its start
+        long started = Math.max(current.startedAtNanos() - seen.startedAtNanos(), 0);
+        seen =
+            new Observation(
+                seen.incarnation(),
+                seen.startedAtNanos() + started,
+                seen.durable(),
+                seen.details(),
+                null);
       } else {
         retired.addLast(current.incarnation());
-        if (retired.size() > RETIRED) {
+        if (retired.size() > 16) {
           retired.removeFirst();
         }
       }
