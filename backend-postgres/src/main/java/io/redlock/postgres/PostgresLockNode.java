@@ -1,9 +1,5 @@
 package io.redlock.postgres;
 
-import io.redlock.jdbc.internal.JdbcOptions;
-import io.redlock.jdbc.internal.TableName;
-import io.redlock.postgres.internal.PgNode;
-import io.redlock.postgres.internal.PgSettings;
 import io.redlock.postgres.internal.PgUri;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.KeyHolder;
@@ -13,19 +9,29 @@ import io.redlock.spi.NodeStatus;
 import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
+import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.sql.internal.KeyCodec;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.SqlOptions;
+import io.redlock.sql.internal.TableName;
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowIterator;
+import io.vertx.sqlclient.Tuple;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One PostgreSQL server as a Redlock node, on Vert.x's reactive PostgreSQL client: no thread per
- * call. A call writes its statement on a pooled connection (pipelined behind the statements already
- * in flight there) and returns; the engine's thread then waits for the answer, which the client's
- * event loop reads.
+ * One PostgreSQL server as a Redlock node, on Vert.x's reactive PostgreSQL client and its pipelined
+ * pool: no thread per call. A call writes its statement on a pooled connection, pipelined behind
+ * those in flight there, and returns; the engine's thread then waits for the answer.
  *
  * <pre>{@code
  * LockNode a = PostgresLockNode.fromUri("postgresql://app:secret@db1:5432/app");
@@ -35,67 +41,82 @@ import java.util.Optional;
  * LockNode c = PostgresLockNode.builder().uri("postgres://db3/app").poolSize(2).build();
  * }</pre>
  *
- * <h2>URI</h2>
+ * The URI is libpq's, {@code postgresql://[user[:password]@]host[:port][/database][?parameters]}
+ * (or {@code postgres://}), with libpq's parameters ({@code sslmode}, {@code sslrootcert}, {@code
+ * sslcert}, {@code sslkey}, {@code connect_timeout}...) and this library's options, {@code
+ * redlock.table}, {@code createTable}, {@code poolSize}, {@code pipeliningLimit}, {@code
+ * connectionTimeout}, {@code queryTimeout} and {@code releaseNotifications}, which set the {@link
+ * Builder}'s defaults (docs/backends.md lists them all); an unknown one is an error naming it.
  *
- * libpq's form, {@code postgresql://[user[:password]@]host[:port][/database][?parameters]} (or
- * {@code postgres://}). Parameters: {@code host}, {@code hostaddr}, {@code port}, {@code user},
- * {@code password}, {@code dbname}, {@code sslmode} ({@code disable}, {@code allow}, {@code prefer}
- * (the default), {@code require}, {@code verify-ca}, {@code verify-full}), {@code sslrootcert} (a
- * PEM file; without it the verifying modes trust the JVM's CAs), {@code sslcert} and {@code sslkey}
- * (a client certificate), {@code application_name}, {@code search_path}, {@code options} and {@code
- * connect_timeout} (seconds). As in libpq, the user defaults to the operating system's user and the
- * database to the user. This library's options start with {@code redlock.} and are taken out before
- * the client sees the URI; an unknown parameter or option is an error that names it:
+ * <p>The table, its statements, key encoding and fencing column are those of {@code
+ * redlock-backend-sql}, shared with the JDBC backend: a {@code jdbc:postgresql:} node and a {@code
+ * postgresql://} node on one database and table see the same locks and counters.
  *
- * <ul>
- *   <li>{@code redlock.table}: the table (default {@code redlock_locks});
- *   <li>{@code redlock.createTable}: create the table (and add its counter column) if missing
- *       (default false: a missing table is an error that prints the DDL);
- *   <li>{@code redlock.poolSize}: connections, at most (default 4);
- *   <li>{@code redlock.pipeliningLimit}: statements in flight per connection (default 16);
- *   <li>{@code redlock.connectionTimeout}: bound on opening a connection and on a call's wait for
- *       one (default 2 s);
- *   <li>{@code redlock.queryTimeout}: the server's {@code statement_timeout} for the node's
- *       statements (default 5 s); a connection whose oldest statement has had no answer for a
- *       second longer (a frozen server, a dead path) is closed;
- *   <li>{@code redlock.releaseNotifications}: LISTEN/NOTIFY on releases (default false; see {@link
- *       Builder#releaseNotifications}).
- * </ul>
- *
- * Durations are milliseconds ({@code 500}) or carry a unit ({@code 500ms}, {@code 2s}, {@code 1m}).
- *
- * <h2>Same table as the JDBC backend</h2>
- *
- * The table, its statements, the key encoding (SHA-256 key hash, WTF-8 tokens), the fencing counter
- * column and the release marker are the JDBC backend's ({@code redlock-backend-jdbc}, whose
- * PostgreSQL dialect this module runs), so a {@code jdbc:postgresql:} node and a {@code
- * postgresql://} node on the same database and table see the same locks and counters. Every expiry
- * is computed by the server's {@code clock_timestamp()} from a relative TTL, in one statement.
- *
- * <h2>Abandoned calls</h2>
- *
- * A call made while a connection has room for it is sent: written as soon as the event loop runs. A
- * call the engine gives up on (its per-node timeout passed) while it still waits for a connection
- * (every connection full: a slow or frozen server) is dropped, never written; a sent call is read
- * to its end and its connection goes on serving calls, so a server that was frozen is used again as
- * soon as it answers.
- *
- * <h2>Threads</h2>
- *
- * Nodes built without {@link Builder#vertx} share one Vert.x instance per JVM (one event-loop
+ * <p>Nodes built without {@link Builder#vertx} share one Vert.x instance per JVM (one event-loop
  * thread, daemon threads), made by the first and closed by the last node to close. Thread-safe.
- * {@link #close()} is idempotent.
- *
- * <p>Failures are {@link io.redlock.RedlockTransientException}s (no connection, a connection lost,
- * no answer in time) or {@link io.redlock.RedlockNonTransientException}s (wrong password, missing
- * database or table, a read-only server, a certificate not accepted), each naming the node and the
- * fix. Passwords never appear in {@link #name()}, {@link #toString()} or messages.
+ * Failures are transient (no connection, no answer in time) or not (wrong password, missing table,
+ * a read-only server, a certificate not accepted), each naming the node and the fix; passwords
+ * never appear in names or messages.
  */
 public final class PostgresLockNode implements LockNode {
-  private final PgNode node;
+  private static final NodeCapabilities CAPABILITIES =
+      NodeCapabilities.millisecondPrecision()
+          .withFencing()
+          .withStatus()
+          .withClock()
+          .withInspection();
+  private static final String STATUS = PgStatements.numbered(PostgresDialect.statusQuery());
 
-  private PostgresLockNode(PgNode node) {
-    this.node = node;
+  private final String name;
+  private final TableName table;
+  private final PostgresDialect dialect;
+  private final String serverTimeSql;
+  private final PgClient client;
+  private final PgNotifications notifications;
+  private final NodeCapabilities capabilities;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  /** Whether this node has taken fenced locks: then releases use the combined statement. */
+  private volatile boolean fencedLocks;
+
+  private PostgresLockNode(
+      String name,
+      PgConnectOptions connect,
+      TableName table,
+      boolean createTable,
+      int poolSize,
+      int pipeliningLimit,
+      Duration connectTimeout,
+      Duration queryTimeout,
+      boolean releaseNotifications,
+      Vertx vertx) {
+    this.name = name;
+    this.table = table;
+    PostgresDialect base = new PostgresDialect();
+    this.dialect = releaseNotifications ? base.notifyingReleases() : base;
+    this.serverTimeSql = PgStatements.numbered(dialect.serverTimeMicros());
+    // the server ends a statement that runs longer (a lock wait, a slow disk) by itself, and the
+    // connection stays usable
+    PgConnectOptions options =
+        new PgConnectOptions(connect)
+            .addProperty("statement_timeout", Long.toString(queryTimeout.toMillis()))
+            .setCachePreparedStatements(true)
+            .setPipeliningLimit(pipeliningLimit);
+    this.client =
+        new PgClient(
+            name,
+            table,
+            dialect,
+            createTable,
+            options,
+            poolSize,
+            connectTimeout,
+            queryTimeout,
+            vertx);
+    this.notifications =
+        releaseNotifications ? new PgNotifications(name, client.vertx(), options, table) : null;
+    this.capabilities =
+        notifications == null ? CAPABILITIES : CAPABILITIES.withReleaseNotifications();
   }
 
   /**
@@ -119,7 +140,7 @@ public final class PostgresLockNode implements LockNode {
 
   @Override
   public String name() {
-    return node.name();
+    return name;
   }
 
   /**
@@ -128,22 +149,53 @@ public final class PostgresLockNode implements LockNode {
    */
   @Override
   public NodeCapabilities capabilities() {
-    return node.capabilities();
+    return capabilities;
   }
 
   @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-    return node.tryAcquire(key, token, ttl);
+    byte[][] kt = check(key, token);
+    Tuple params = Tuple.of(bytes(KeyCodec.hash(kt[0])), KeyCodec.display(key), bytes(kt[1]));
+    return client.submit(
+        "tryAcquire",
+        PgClient.Use.TABLE,
+        PgStatements::acquire,
+        params.addLong(ttlMicros(ttl)),
+        (rows, s) -> AcquireResult.of(rows.rowCount() == 1));
   }
 
   @Override
   public Reply<Boolean> release(String key, String token) {
-    return node.release(key, token);
+    byte[][] kt = check(key, token);
+    boolean combined = fencedLocks;
+    Tuple params = Tuple.of(bytes(KeyCodec.hash(kt[0])), bytes(kt[1]));
+    return client.submit(
+        "release",
+        PgClient.Use.TABLE,
+        s -> combined && s.fenceColumn() ? s.releaseCombined() : s.release(),
+        params,
+        (rows, s) -> {
+          RowIterator<Row> it = rows.iterator();
+          boolean released = it.hasNext() && Boolean.TRUE.equals(it.next().getBoolean(0));
+          if (released || combined || !s.fenceColumn() || s.releaseKept() == null) {
+            return Future.succeededFuture(released);
+          }
+          // a row with a fencing counter is expired, not deleted: a second statement (each of the
+          // two is atomic, see the JDBC backend's LockTable.release)
+          return client.run(s.releaseKept(), params).map(kept -> kept.rowCount() == 1);
+        });
   }
 
   @Override
   public Reply<Boolean> extend(String key, String token, Duration ttl) {
-    return node.extend(key, token, ttl);
+    byte[][] kt = check(key, token);
+    Tuple params = Tuple.of(ttlMicros(ttl), bytes(KeyCodec.hash(kt[0])), bytes(kt[1]));
+    return client.submit(
+        "extend",
+        PgClient.Use.TABLE,
+        PgStatements::extend,
+        params,
+        (rows, s) -> rows.rowCount() == 1);
   }
 
   /**
@@ -153,12 +205,35 @@ public final class PostgresLockNode implements LockNode {
    */
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
-    return node.tryAcquireFenced(key, token, ttl);
+    byte[][] kt = check(key, token);
+    fencedLocks = true;
+    Tuple params = Tuple.of(bytes(KeyCodec.hash(kt[0])), KeyCodec.display(key), bytes(kt[1]));
+    return client.submit(
+        "tryAcquireFenced",
+        PgClient.Use.FENCE,
+        PgStatements::acquireFenced,
+        params.addLong(ttlMicros(ttl)),
+        (rows, s) -> {
+          RowIterator<Row> it = rows.iterator();
+          return it.hasNext() ? AcquireResult.acquired(it.next().getLong(0)) : AcquireResult.HELD;
+        });
   }
 
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
-    return node.raiseFence(key, token, atLeast);
+    byte[][] kt = check(key, token);
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing counter, got " + atLeast);
+    }
+    fencedLocks = true;
+    Tuple params = Tuple.of(atLeast, bytes(KeyCodec.hash(kt[0])), bytes(kt[1]));
+    return client.submit(
+        "raiseFence",
+        PgClient.Use.FENCE,
+        PgStatements::raiseFence,
+        params,
+        (rows, s) -> rows.rowCount() == 1);
   }
 
   /**
@@ -167,19 +242,64 @@ public final class PostgresLockNode implements LockNode {
    */
   @Override
   public Reply<NodeStatus> status() {
-    return node.status();
+    requireOpen();
+    return client.submit(
+        "status",
+        PgClient.Use.NO_TABLE,
+        s -> STATUS,
+        Tuple.of(table.value()),
+        (rows, s) -> {
+          Row r = rows.iterator().next();
+          return PostgresDialect.status(
+              table,
+              r.getOffsetDateTime(0),
+              r.getLong(1),
+              r.getString(2),
+              r.getString(3),
+              r.getString(4),
+              r.getString(5),
+              r.getString(6));
+        });
   }
 
   /** Who holds {@code key}: its token and remaining time, read by one statement. */
   @Override
   public Reply<Optional<KeyHolder>> inspect(String key) {
-    return node.inspect(key);
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    byte[] hash = KeyCodec.hash(KeyCodec.requireStorable("lock key", key));
+    return client.submit(
+        "inspect",
+        PgClient.Use.TABLE,
+        PgStatements::inspect,
+        Tuple.of(bytes(hash)),
+        (rows, s) -> {
+          RowIterator<Row> it = rows.iterator();
+          if (!it.hasNext()) {
+            return Optional.empty();
+          }
+          Row row = it.next();
+          long micros = Math.max(0, row.getLong(1));
+          return Optional.of(
+              new KeyHolder(
+                  KeyCodec.decode(row.getBuffer(0).getBytes()), Duration.ofNanos(micros * 1_000)));
+        });
   }
 
   /** The server's {@code clock_timestamp()}, read afresh on every call (1 µs resolution). */
   @Override
   public Reply<Instant> serverTime() {
-    return node.serverTime();
+    requireOpen();
+    return client.submit(
+        "serverTime",
+        PgClient.Use.NO_TABLE,
+        s -> serverTimeSql,
+        Tuple.tuple(),
+        (rows, s) -> {
+          long micros = rows.iterator().next().getLong(0);
+          return Instant.ofEpochSecond(
+              Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+        });
   }
 
   /**
@@ -191,17 +311,26 @@ public final class PostgresLockNode implements LockNode {
    */
   @Override
   public ReleaseSubscription onRelease(String key, Runnable listener) {
-    return node.onRelease(key, listener);
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    if (notifications == null) {
+      throw new IllegalStateException(
+          name
+              + " does not push release notifications (capabilities().releaseNotifications() is"
+              + " false): turn them on with redlock.releaseNotifications=true");
+    }
+    return notifications.register(
+        KeyCodec.hash(KeyCodec.requireStorable("lock key", key)), listener);
   }
 
   /** The DDL of the node's table, for people who create it themselves. */
   public String createTableSql() {
-    return node.createTableSql();
+    return dialect.ddlText(table);
   }
 
   /** The lock table's name. */
   public String table() {
-    return node.settings().table().value();
+    return table.value();
   }
 
   /**
@@ -210,13 +339,51 @@ public final class PostgresLockNode implements LockNode {
    */
   @Override
   public void close() {
-    node.close();
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    if (notifications != null) {
+      notifications.close();
+    }
+    client.close();
   }
 
   /** Same as {@link #name()}: no secrets. */
   @Override
   public String toString() {
-    return node.name();
+    return name;
+  }
+
+  // ---- calls ----
+
+  /**
+   * One call: the reply the engine awaits and what it runs. It is <em>sent</em> once it is {@link
+   * #claimed} for the connections (at once when they have room, else when a call ends); a call the
+   * engine abandons before that is dropped, never written (but a release).
+   */
+  // ---- helpers ----
+
+  private static Buffer bytes(byte[] b) {
+    return Buffer.buffer(b);
+  }
+
+  private long ttlMicros(Duration ttl) {
+    return dialect.ttlUnits(LockNodeArguments.requireTtl(ttl, capabilities));
+  }
+
+  private void requireOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException(name + " is closed");
+    }
+  }
+
+  private byte[][] check(String key, String token) {
+    requireOpen();
+    LockNodeArguments.requireKey(key);
+    LockNodeArguments.requireToken(token);
+    return new byte[][] {
+      KeyCodec.requireStorable("lock key", key), KeyCodec.requireStorable("lock token", token)
+    };
   }
 
   /** Builds a {@link PostgresLockNode}. Not thread-safe. */
@@ -291,47 +458,40 @@ public final class PostgresLockNode implements LockNode {
 
     /** Connections to the server, at most (default 4, 1 to 64); opened as the load needs them. */
     public Builder poolSize(int size) {
-      this.poolSize = PgSettings.requireRange("poolSize", size, 1, 64);
+      this.poolSize = requireRange("poolSize", size, 1, 64);
       return this;
     }
 
     /**
      * Statements in flight on one connection, at most (default 16, 1 to 256). Calls beyond {@code
-     * poolSize × pipeliningLimit} wait for a connection (and are dropped, never sent, if the engine
-     * gives up on them first), which also bounds what a frozen server finds to do when it thaws.
+     * poolSize × pipeliningLimit} wait, and are dropped, never sent, if the engine gives up on
+     * them.
      */
     public Builder pipeliningLimit(int limit) {
-      this.pipeliningLimit = PgSettings.requireRange("pipeliningLimit", limit, 1, 256);
+      this.pipeliningLimit = requireRange("pipeliningLimit", limit, 1, 256);
       return this;
     }
 
-    /**
-     * How long opening a connection, and a call's wait for one, may take (default 2 s, at least 100
-     * ms).
-     */
+    /** How long a call may wait for a connection (default 2 s, at least 100 ms). */
     public Builder connectionTimeout(Duration timeout) {
-      this.connectionTimeout =
-          PgSettings.requireAtLeast("connectionTimeout", timeout, Duration.ofMillis(100));
+      this.connectionTimeout = requireAtLeast("connectionTimeout", timeout, Duration.ofMillis(100));
       return this;
     }
 
     /**
      * The server's {@code statement_timeout} for the node's statements (default 5 s, at least 100
-     * ms); a connection whose oldest statement has had no answer for a second longer is closed and
-     * its calls fail.
+     * ms); a call without an answer within this, the connection timeout and a second fails.
      */
     public Builder queryTimeout(Duration timeout) {
-      this.queryTimeout =
-          PgSettings.requireAtLeast("queryTimeout", timeout, Duration.ofMillis(100));
+      this.queryTimeout = requireAtLeast("queryTimeout", timeout, Duration.ofMillis(100));
       return this;
     }
 
     /**
-     * Whether releases are pushed to waiters with LISTEN/NOTIFY (default false). On: every release
-     * statement also calls {@code pg_notify} on the table's channel (the channel the JDBC backend's
-     * nodes use) and the node LISTENs on one connection of its own, so a contended lock is handed
-     * on at once instead of at the next poll. The cost: PostgreSQL serialises the commits of all
-     * transactions that notify. Turn it on for every node of the table, or none.
+     * Whether releases are pushed to waiters with LISTEN/NOTIFY (default false): every release also
+     * calls {@code pg_notify} on the table's channel (as JDBC nodes do), and the node LISTENs on a
+     * connection of its own. The cost: PostgreSQL serialises the commits of transactions that
+     * notify. Turn it on for every node of the table, or none.
      */
     public Builder releaseNotifications(boolean on) {
       this.releaseNotifications = on;
@@ -348,12 +508,11 @@ public final class PostgresLockNode implements LockNode {
     }
 
     /**
-     * Builds the node. Nothing is waited for: the first connection is opened, and the table checked
-     * (or created), in the background, so a node that is down at start-up only fails its own calls.
+     * Builds the node, waiting for nothing: the first connection and the table check (or creation)
+     * happen in the background, so a node that is down at start-up only fails its own calls.
      *
-     * @throws IllegalStateException if neither or both of {@link #uri} and {@link #connectOptions}
-     *     were given
-     * @throws IllegalArgumentException for an invalid {@code redlock.*} option
+     * @throws IllegalStateException unless exactly one of {@link #uri} and {@link #connectOptions}
+     *     was given
      */
     public PostgresLockNode build() {
       if ((uri == null) == (connectOptions == null)) {
@@ -372,26 +531,21 @@ public final class PostgresLockNode implements LockNode {
       if (name == null && !t.value().equals(TableName.DEFAULT)) {
         n = n + "?redlock.table=" + t.value();
       }
-      PgSettings settings =
-          new PgSettings(
-              n,
-              options,
-              t,
-              first(createTable, bool(o, "createTable"), false),
-              first(poolSize, integer(o, "poolSize", 1, 64), PgSettings.DEFAULT_POOL_SIZE),
-              first(
-                  pipeliningLimit,
-                  integer(o, "pipeliningLimit", 1, 256),
-                  PgSettings.DEFAULT_PIPELINING_LIMIT),
-              first(
-                  connectionTimeout,
-                  duration(o, "connectionTimeout"),
-                  uri == null ? null : uri.connectTimeout(),
-                  PgSettings.DEFAULT_CONNECT_TIMEOUT),
-              first(queryTimeout, duration(o, "queryTimeout"), PgSettings.DEFAULT_QUERY_TIMEOUT),
-              first(releaseNotifications, bool(o, "releaseNotifications"), false),
-              vertx);
-      return new PostgresLockNode(new PgNode(settings));
+      return new PostgresLockNode(
+          n,
+          options,
+          t,
+          first(createTable, bool(o, "createTable"), false),
+          first(poolSize, integer(o, "poolSize", 1, 64), 4),
+          first(pipeliningLimit, integer(o, "pipeliningLimit", 1, 256), 16),
+          first(
+              connectionTimeout,
+              duration(o, "connectionTimeout"),
+              uri == null ? null : uri.connectTimeout(),
+              Duration.ofSeconds(2)),
+          first(queryTimeout, duration(o, "queryTimeout"), Duration.ofSeconds(5)),
+          first(releaseNotifications, bool(o, "releaseNotifications"), false),
+          vertx);
     }
 
     @SafeVarargs
@@ -405,15 +559,37 @@ public final class PostgresLockNode implements LockNode {
     }
 
     private static Boolean bool(Map<String, String> o, String option) {
-      return o.containsKey(option) ? JdbcOptions.parseBoolean(option, o.get(option)) : null;
+      return o.containsKey(option) ? SqlOptions.parseBoolean(option, o.get(option)) : null;
     }
 
     private static Integer integer(Map<String, String> o, String option, int min, int max) {
-      return o.containsKey(option) ? JdbcOptions.parseInt(option, o.get(option), min, max) : null;
+      return o.containsKey(option) ? SqlOptions.parseInt(option, o.get(option), min, max) : null;
     }
 
     private static Duration duration(Map<String, String> o, String option) {
-      return o.containsKey(option) ? JdbcOptions.parseDuration(option, o.get(option)) : null;
+      return o.containsKey(option) ? SqlOptions.parseDuration(option, o.get(option)) : null;
+    }
+
+    private static int requireRange(String setting, int value, int min, int max) {
+      if (value < min || value > max) {
+        throw new IllegalArgumentException(
+            setting + " must be from " + min + " to " + max + ", got " + value);
+      }
+      return value;
+    }
+
+    private static Duration requireAtLeast(String setting, Duration value, Duration min) {
+      Objects.requireNonNull(value, setting);
+      if (value.compareTo(min) < 0) {
+        throw new IllegalArgumentException(
+            setting
+                + " must be at least "
+                + min.toMillis()
+                + " ms, got "
+                + value.toMillis()
+                + " ms");
+      }
+      return value;
     }
   }
 }

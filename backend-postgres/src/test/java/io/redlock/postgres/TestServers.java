@@ -1,8 +1,8 @@
 package io.redlock.postgres;
 
-import io.redlock.jdbc.internal.KeyCodec;
-import io.redlock.jdbc.internal.PostgresDialect;
-import io.redlock.jdbc.internal.TableName;
+import io.redlock.sql.internal.KeyCodec;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.TableName;
 import io.redlock.tck.KeyInspector;
 import io.redlock.testservers.FreePorts;
 import io.redlock.testservers.PostgresServer;

@@ -1,12 +1,12 @@
-package io.redlock.postgres.internal;
+package io.redlock.postgres;
 
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
-import io.redlock.jdbc.internal.Dialect;
-import io.redlock.jdbc.internal.SqlErrors;
-import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.NodeUri;
+import io.redlock.sql.internal.Dialect;
+import io.redlock.sql.internal.SqlErrors;
+import io.redlock.sql.internal.TableName;
 import io.vertx.pgclient.PgException;
 import java.security.cert.CertPathValidatorException;
 import java.security.cert.CertificateException;
@@ -115,24 +115,6 @@ final class PgErrors {
             + detail
             + "): check that the server is up and reachable at the URI's host and port",
         error);
-  }
-
-  /** The message for a missing table the node may not create, with the DDL to run. */
-  String missingTable() {
-    return SqlErrors.missingTableMessage(table, dialect.ddlText(table));
-  }
-
-  /** The message for a fencing call on a table without the counter column. */
-  String missingFence() {
-    return "table "
-        + table
-        + " has no "
-        + Dialect.FENCE_COLUMN
-        + " column, which fencing counters need (the table was created by an earlier version);"
-        + " add it with:\n"
-        + dialect.addFenceColumn(table)
-        + ";\nor let the node add it (URI option redlock.createTable=true, or"
-        + " PostgresLockNode.Builder.createTable(true)). Locks without fencing work without it";
   }
 
   /** The most telling message in the chain, with its SQLState, secrets removed. */

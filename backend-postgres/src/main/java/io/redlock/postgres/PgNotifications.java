@@ -1,9 +1,9 @@
-package io.redlock.postgres.internal;
+package io.redlock.postgres;
 
-import io.redlock.jdbc.internal.PostgresDialect;
-import io.redlock.jdbc.internal.TableName;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.support.ReleaseListeners;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.TableName;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;

@@ -1,7 +1,7 @@
-package io.redlock.postgres.internal;
+package io.redlock.postgres;
 
-import io.redlock.jdbc.internal.PostgresDialect;
-import io.redlock.jdbc.internal.TableName;
+import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.TableName;
 
 /**
  * The text of every statement this backend runs, taken from the JDBC backend's {@link
