@@ -115,18 +115,10 @@ public final class RedlockBuilder extends RedlockSettings.Builder<RedlockBuilder
                 () ->
                     new RedlockNonTransientException(
                         null,
-                        "no Redlock nodes configured: set the environment variable "
-                            + ConfiguredNodes.NODES_ENV
-                            + " (or the system property "
-                            + ConfiguredNodes.NODES_PROPERTY
-                            + ") to a comma-separated list such as"
-                            + " redis://a:6379,redis://b:6379,redis://c:6379, or point "
-                            + ConfiguredNodes.CONFIG_ENV
-                            + " (or -D"
-                            + ConfiguredNodes.CONFIG_PROPERTY
-                            + ") at a properties file with a "
-                            + ConfiguredNodes.NODES_KEY
-                            + "=... entry",
+                        "no Redlock nodes configured: set REDLOCK_NODES (or -Dredlock.nodes) to a"
+                            + " list such as redis://a:6379,redis://b:6379,redis://c:6379, or"
+                            + " point REDLOCK_CONFIG (or -Dredlock.config) at a properties file"
+                            + " with a nodes=... entry",
                         null));
     if (configured.uris().isEmpty()) {
       throw new RedlockNonTransientException(
@@ -207,11 +199,11 @@ public final class RedlockBuilder extends RedlockSettings.Builder<RedlockBuilder
   }
 
   private static RedlockEngineProvider findEngine() {
-    ServiceLoader<RedlockEngineProvider> loader =
-        ServiceLoader.load(RedlockEngineProvider.class, RedlockBuilder.class.getClassLoader());
-    Iterator<RedlockEngineProvider> it = loader.iterator();
     ServiceConfigurationError broken = null;
-    while (true) {
+    for (Iterator<RedlockEngineProvider> it =
+            ServiceLoader.load(RedlockEngineProvider.class, RedlockBuilder.class.getClassLoader())
+                .iterator();
+        ; ) {
       try {
         if (!it.hasNext()) {
           break;

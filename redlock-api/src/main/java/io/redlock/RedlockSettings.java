@@ -44,44 +44,36 @@ public record RedlockSettings(
 
   /** Validates every setting; the message names the setting and the accepted range. */
   public RedlockSettings {
-    if (!(driftFactor >= 0 && driftFactor < 1)) {
-      throw new IllegalArgumentException(
-          "driftFactor must be in [0, 1) (a fraction of the TTL, typically 0.01), got "
-              + driftFactor);
-    }
+    check(
+        driftFactor >= 0 && driftFactor < 1,
+        "driftFactor must be in [0, 1) (a fraction of the"
+            + " TTL, typically 0.01), got "
+            + driftFactor);
     requireNonNegative("driftBuffer", driftBuffer);
-    if (nodeTimeout != null && (nodeTimeout.isNegative() || nodeTimeout.isZero())) {
-      throw new IllegalArgumentException(
-          "nodeTimeout must be positive (or null for the TTL-based default), got " + nodeTimeout);
-    }
-    if (retryAttempts < 1) {
-      throw new IllegalArgumentException(
-          "retryAttempts must be at least 1 (the first attempt counts), got " + retryAttempts);
-    }
+    check(
+        nodeTimeout == null || positive(nodeTimeout),
+        "nodeTimeout must be positive (or null for the TTL-based default), got " + nodeTimeout);
+    check(
+        retryAttempts >= 1,
+        "retryAttempts must be at least 1 (the first attempt counts), got " + retryAttempts);
     requireNonNegative("retryDelayMin", retryDelayMin);
     requireNonNegative("retryDelayMax", retryDelayMax);
-    if (retryDelayMax.compareTo(retryDelayMin) < 0) {
-      throw new IllegalArgumentException(
-          "retryDelayMax ("
-              + retryDelayMax.toMillis()
-              + " ms) must not be shorter than retryDelayMin ("
-              + retryDelayMin.toMillis()
-              + " ms)");
-    }
+    check(
+        retryDelayMax.compareTo(retryDelayMin) >= 0,
+        "retryDelayMax ("
+            + retryDelayMax.toMillis()
+            + " ms) must not be shorter than retryDelayMin ("
+            + retryDelayMin.toMillis()
+            + " ms)");
     requireNonNegative("minValidity", minValidity);
-    if (maxExtensions < 0) {
-      throw new IllegalArgumentException("maxExtensions must be >= 0, got " + maxExtensions);
-    }
-    if (restartQuarantine != null
-        && (restartQuarantine.isNegative()
-            || restartQuarantine.isZero()
-            || restartQuarantine.compareTo(MAX_QUARANTINE) > 0)) {
-      throw new IllegalArgumentException(
-          "restartQuarantine must be positive and at most "
-              + MAX_QUARANTINE.toDays()
-              + " days (the longest TTL the application uses), or null for off; got "
-              + restartQuarantine);
-    }
+    check(maxExtensions >= 0, "maxExtensions must be >= 0, got " + maxExtensions);
+    check(
+        restartQuarantine == null
+            || (positive(restartQuarantine) && restartQuarantine.compareTo(MAX_QUARANTINE) <= 0),
+        "restartQuarantine must be positive and at most "
+            + MAX_QUARANTINE.toDays()
+            + " days (the longest TTL the application uses), or null for off; got "
+            + restartQuarantine);
   }
 
   /** The defaults described on each {@link Builder} method. */
@@ -248,12 +240,9 @@ public record RedlockSettings(
 
     /**
      * Gives every lease a fencing token ({@link Lease#fencingToken()}) that strictly increases
-     * across the acquisitions of a resource, whatever majority granted them. The protected resource
-     * uses it to reject writes from a holder that paused past its validity (see {@link
-     * FencingGuard}). Costs one more round trip per acquisition. Default off.
-     *
-     * <p>Every node must keep fencing counters ({@link io.redlock.spi.NodeCapabilities#fencing()}):
-     * {@code build()} fails otherwise, naming the nodes that do not.
+     * across the acquisitions of a resource, for the protected resource to refuse a paused holder's
+     * writes ({@link FencingGuard}); one more round trip per acquisition, and every node must keep
+     * fencing counters, else {@code build()} fails naming them. Default off.
      */
     public B fencing(boolean enabled) {
       this.fencing = enabled;
@@ -261,22 +250,13 @@ public record RedlockSettings(
     }
 
     /**
-     * Switches on restart quarantine for applications whose longest lock TTL is {@code maxTtl}.
-     *
-     * <p>A node that restarts without durable lock state (Redis without {@code appendfsync always},
-     * say) forgets the locks it held and could help a second client to a majority. With quarantine
-     * on, the vote of such a node counts only once it has been up for {@code maxTtl} plus the drift
-     * allowance, so every lock it forgot has expired everywhere before it votes again (the remedy
-     * of the Redlock description, done by the client). Durable nodes count at once. The engine
-     * reads each granting node's status ({@link io.redlock.spi.LockNode#status()}) after its vote,
-     * so a restart between two acquisitions is noticed; quarantined nodes show in {@link
-     * Lease#quarantinedNodes()}, in lock failure messages and in the log.
-     *
-     * <p>Cost: after a majority of non-durable nodes restart, or right after they are first
-     * deployed, no lock can be acquired for {@code maxTtl}. A lease may not ask for a TTL longer
-     * than {@code maxTtl} (acquire and extend throw {@link IllegalArgumentException}). Every node
-     * must report its status ({@link io.redlock.spi.NodeCapabilities#status()}): {@code build()}
-     * fails otherwise. Default off.
+     * Switches on restart quarantine for applications whose longest lock TTL is {@code maxTtl}: a
+     * node whose lock state is not durable (Redis without {@code appendfsync always}, say) forgets
+     * its locks when it restarts, so its vote counts only once it has been up for {@code maxTtl}
+     * plus the drift allowance; durable nodes count at once. Quarantined nodes show in {@link
+     * Lease#quarantinedNodes()}, failure messages and the log. Cost: after a majority of such nodes
+     * restart, no lock can be had for {@code maxTtl}; no lease may ask for a longer TTL; every node
+     * must report its status, else {@code build()} fails. Default off; see docs/safety.md.
      *
      * @param maxTtl the longest TTL any client of these nodes uses for a lock, positive
      */
@@ -294,14 +274,11 @@ public record RedlockSettings(
     }
 
     /**
-     * Whether a node that fails in a way no retry will fix (a wrong password, a missing table, an
-     * unknown host, TLS refused) fails the acquisition at once with {@link
-     * NodesMisconfiguredException}, even when the other nodes make a majority; {@code build()}
-     * already fails with it when a node says so to its status probe. On by default, as in the CLI:
-     * a quorum that silently runs without one of its nodes has lost the fault tolerance its size
-     * promises, and nobody notices until a second node fails. Off: such a node is outvoted, logged
-     * once at WARN and listed in {@link Lease#failedNodes()}. Either way, when such nodes leave too
-     * few for a majority, acquisition stops at once with that exception instead of retrying.
+     * Whether a node that fails in a way no retry fixes (a wrong password, a missing table, an
+     * unknown host, TLS refused) fails {@code build()} and acquisitions with {@link
+     * NodesMisconfiguredException} even when the others make a majority: a quorum that silently
+     * runs without one of its nodes has lost the fault tolerance its size promises. Default on;
+     * off, such a node is outvoted, logged once at WARN and listed in {@link Lease#failedNodes()}.
      */
     public B strictNodes(boolean strict) {
       this.strictNodes = strict;
@@ -309,10 +286,9 @@ public record RedlockSettings(
     }
 
     /**
-     * Lets nodes be one server under several names or databases, e.g. three databases of one
-     * PostgreSQL for a test. By default {@code build()} asks every node for its status and refuses
-     * nodes that report the same incarnation: that server's loss would take several votes at once,
-     * so the quorum would not survive what its node count promises. For tests and demos only.
+     * Lets nodes be one server under several names or databases (tests and demos only); by default
+     * {@code build()} refuses nodes that report the same incarnation, whose loss would take several
+     * votes at once.
      */
     public B allowSharedServers() {
       this.sharedServers = true;
@@ -371,8 +347,16 @@ public record RedlockSettings(
 
   private static void requireNonNegative(String name, Duration value) {
     Objects.requireNonNull(value, name + " must not be null");
-    if (value.isNegative()) {
-      throw new IllegalArgumentException(name + " must not be negative, got " + value);
+    check(!value.isNegative(), name + " must not be negative, got " + value);
+  }
+
+  private static boolean positive(Duration d) {
+    return !d.isNegative() && !d.isZero();
+  }
+
+  private static void check(boolean ok, String message) {
+    if (!ok) {
+      throw new IllegalArgumentException(message);
     }
   }
 }
