@@ -3,6 +3,7 @@ package io.redlock.redis;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.support.ReleaseListeners;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -74,49 +75,24 @@ final class ReleaseNotifications implements AutoCloseable {
 
   private void run() {
     long backoffNanos = MIN_BACKOFF.toNanos();
-    int failures = 0;
     while (!closed) {
-      Jedis jedis = null;
-      try {
-        jedis = new Jedis(address, config);
+      try (Jedis jedis = new Jedis(address, config)) {
         connection = jedis;
-        if (closed) {
-          break;
+        if (!closed) {
+          jedis.subscribe(new Subscriber(), channel); // until the connection breaks
+          backoffNanos = MIN_BACKOFF.toNanos();
         }
-        Subscriber subscriber = new Subscriber();
-        jedis.subscribe(subscriber, channel); // returns when unsubscribed or the connection breaks
-        failures = 0;
-        backoffNanos = MIN_BACKOFF.toNanos();
       } catch (RuntimeException e) {
-        if (closed) {
-          break;
-        }
-        failures++;
-        // Once at debug per outage: the engine polls meanwhile, so this is not an error.
-        if (failures == 1) {
-          log.debug(
-              "{}: release notifications interrupted ({}); subscribing again",
-              name,
-              errors.scrub(e.toString()));
-        }
+        // at debug: the engine polls meanwhile, so this is not an error
+        log.debug("{}: release notifications interrupted ({})", name, errors.scrub(e.toString()));
       } finally {
         subscribed = false;
         connection = null;
-        if (jedis != null) {
-          try {
-            jedis.close();
-          } catch (RuntimeException e) {
-            // the connection is being dropped anyway
-          }
-        }
-      }
-      if (closed) {
-        break;
       }
       try {
-        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(backoffNanos);
+        TimeUnit.NANOSECONDS.sleep(closed ? 0 : backoffNanos);
       } catch (InterruptedException e) {
-        break; // close() interrupts the pause
+        return; // close() interrupts the pause
       }
       backoffNanos = Math.min(backoffNanos * 2, MAX_BACKOFF.toNanos());
     }
