@@ -94,7 +94,7 @@ public record ConfiguredNodes(List<String> uris, String source) {
     return VARIABLE.matcher(uri).results().map(r -> r.group(1)).toList();
   }
 
-  /** Same as {@link #source()}; the URIs may hold passwords and are left out. */
+  /** The count and source; the URIs may hold passwords and are left out. */
   @Override
   public String toString() {
     return uris.size() + " node URIs from " + source;
@@ -147,28 +147,25 @@ public record ConfiguredNodes(List<String> uris, String source) {
    */
   public static Optional<ConfiguredNodes> find(
       Map<String, String> environment, Properties systemProperties) {
-    String fromProperty =
-        setButBlankIsAnError(
-            systemProperties.getProperty(NODES_PROPERTY), "system property " + NODES_PROPERTY);
-    if (fromProperty != null) {
-      return Optional.of(
-          new ConfiguredNodes(split(fromProperty), "system property " + NODES_PROPERTY));
+    String[][] lists = {
+      {systemProperties.getProperty(NODES_PROPERTY), "system property " + NODES_PROPERTY},
+      {environment.get(NODES_ENV), "environment variable " + NODES_ENV}
+    };
+    for (String[] list : lists) {
+      if (setButBlankIsAnError(list[0], list[1]) != null) {
+        return Optional.of(new ConfiguredNodes(split(list[0]), list[1]));
+      }
     }
-    String fromEnv =
-        setButBlankIsAnError(environment.get(NODES_ENV), "environment variable " + NODES_ENV);
-    if (fromEnv != null) {
-      return Optional.of(new ConfiguredNodes(split(fromEnv), "environment variable " + NODES_ENV));
+    String[][] files = {
+      {systemProperties.getProperty(CONFIG_PROPERTY), "system property " + CONFIG_PROPERTY},
+      {environment.get(CONFIG_ENV), "environment variable " + CONFIG_ENV}
+    };
+    for (String[] file : files) {
+      if (setButBlankIsAnError(file[0], file[1]) != null) {
+        return Optional.of(fromFile(Path.of(file[0]), file[1]));
+      }
     }
-    String fileSource = "system property " + CONFIG_PROPERTY;
-    String file = setButBlankIsAnError(systemProperties.getProperty(CONFIG_PROPERTY), fileSource);
-    if (file == null) {
-      fileSource = "environment variable " + CONFIG_ENV;
-      file = setButBlankIsAnError(environment.get(CONFIG_ENV), fileSource);
-    }
-    if (file == null) {
-      return Optional.empty();
-    }
-    return Optional.of(fromFile(Path.of(file), fileSource));
+    return Optional.empty();
   }
 
   /**
@@ -200,9 +197,8 @@ public record ConfiguredNodes(List<String> uris, String source) {
    *     #NODES_KEY} entry
    */
   public static ConfiguredNodes fromFile(Path file, String namedBy) {
-    Properties properties = readProperties(file, namedBy);
-    String nodes = blankToNull(properties.getProperty(NODES_KEY));
-    if (nodes == null) {
+    String nodes = readProperties(file, namedBy).getProperty(NODES_KEY);
+    if (nodes == null || nodes.isBlank()) {
       throw new RedlockNonTransientException(
           null,
           "the properties file "
@@ -244,9 +240,5 @@ public record ConfiguredNodes(List<String> uris, String source) {
           e);
     }
     return properties;
-  }
-
-  private static String blankToNull(String s) {
-    return s == null || s.isBlank() ? null : s;
   }
 }
