@@ -34,7 +34,7 @@ final class AsyncAcquisition implements Runnable {
     this.redlock = redlock;
     this.resource = resource;
     this.ttl = ttl;
-    this.ttlNanos = redlock.checkTtl(ttl);
+    this.ttlNanos = redlock.timing.checkTtl(ttl);
     this.maxAttempts = maxAttempts;
     this.maxWaitNanos = maxWaitNanos;
     this.start = redlock.ticker.read();
@@ -86,7 +86,7 @@ final class AsyncAcquisition implements Runnable {
       future.completeExceptionally(redlock.timeout(resource, ttl, waited, attempt, tally));
       return;
     }
-    next = redlock.scheduler.schedule(this, Math.min(redlock.pickPauseNanos(), left));
+    next = redlock.scheduler.schedule(this, Math.min(redlock.timing.pickPauseNanos(), left));
     if (next == null) {
       future.completeExceptionally(
           new IllegalStateException("this Redlock was closed while '" + resource + "' waited"));

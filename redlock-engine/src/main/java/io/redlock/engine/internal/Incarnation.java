@@ -45,7 +45,7 @@ final class Incarnation {
    *     {@code sentAt}; zero or less means the vote counts
    */
   synchronized long observe(NodeStatus status, long now, long sentAt) {
-    long uptime = QuorumRedlock.saturatedNanos(status.uptime());
+    long uptime = Timing.saturatedNanos(status.uptime());
     long estimate = now - uptime;
     String seen = status.incarnation();
     if (incarnation == null) {

@@ -1,6 +1,10 @@
 package io.redlock.engine.internal;
 
+import io.redlock.ReleaseOutcome;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The calls of one lease that the engine gave up on (timed out or interrupted) and that have not
@@ -59,5 +63,45 @@ final class LateCalls {
       out[i] = pending[i] > 0;
     }
     return out;
+  }
+
+  /**
+   * After the lease's release ({@code first}): waits for the calls given up on until {@code
+   * deadline}, then releases again ({@code releaseAgain} on the nodes it marks) where the key may
+   * remain: where the node granted ({@code granted}, null if not known) or its grant may come late,
+   * and the release was not answered or an acquire was under way. Once nothing of the lease is
+   * under way on a node, a release answered there is final.
+   *
+   * @return the outcome, whose failed nodes are those where the key may still be
+   */
+  ReleaseOutcome sweep(
+      String[] names,
+      boolean[] granted,
+      ReleaseOutcome first,
+      long deadline,
+      Function<boolean[], ReleaseOutcome> releaseAgain) {
+    boolean[] stillLate = awaitEnded(deadline);
+    int n = names.length;
+    boolean[] unsure = new boolean[n];
+    boolean[] again = new boolean[n];
+    boolean any = false;
+    for (int i = 0; i < n; i++) {
+      boolean acquireLate = lateAcquire(i);
+      unsure[i] =
+          (granted == null || granted[i] || acquireLate)
+              && (acquireLate || first.failedNodes().contains(names[i]));
+      again[i] = unsure[i] && !stillLate[i];
+      any |= again[i];
+    }
+    ReleaseOutcome second = any ? releaseAgain.apply(again) : null;
+    List<String> failed = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (unsure[i] && !(again[i] && !second.failedNodes().contains(names[i]))) {
+        failed.add(names[i]);
+      }
+    }
+    int answered = n - failed.size();
+    int deleted = Math.min(answered, first.deleted() + (second == null ? 0 : second.deleted()));
+    return new ReleaseOutcome(deleted, answered, n, failed);
   }
 }

@@ -129,7 +129,7 @@ final class MultiLease implements Lease {
 
   @Override
   public ReleaseOutcome releaseAwaitingLate(Duration maxWait) {
-    return release(true, System.nanoTime() + QuorumLease.lateWaitNanos(maxWait));
+    return release(true, System.nanoTime() + Timing.checkLateWait(maxWait));
   }
 
   /** Releases every part, if {@code late} waiting for late replies until {@code deadline}. */

@@ -43,7 +43,7 @@ final class Probe {
     this.settings = settings;
     this.rounds = rounds;
     this.timeout = timeout;
-    this.deadline = quorum.ticker.read() + QuorumRedlock.saturatedNanos(timeout);
+    this.deadline = quorum.ticker.read() + Timing.saturatedNanos(timeout);
   }
 
   static List<NodeReport> run(

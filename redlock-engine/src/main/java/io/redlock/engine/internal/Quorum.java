@@ -1,5 +1,6 @@
 package io.redlock.engine.internal;
 
+import io.redlock.NodeFailure;
 import io.redlock.ReleaseOutcome;
 import io.redlock.Ticker;
 import io.redlock.spi.LockNode;
@@ -139,6 +140,27 @@ final class Quorum {
     if (!queued) {
       done.run();
     }
+  }
+
+  /** Names of the nodes marked in {@code which}, but for those in {@code except}. */
+  List<String> namesOf(boolean[] which, List<String> except) {
+    List<String> out = new ArrayList<>(which.length);
+    for (int i = 0; i < which.length; i++) {
+      if (which[i] && !except.contains(names[i])) {
+        out.add(names[i]);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  /** Failures in the order the nodes were given. */
+  List<NodeFailure> sortedFailures(List<NodeFailure> failures) {
+    if (failures == null || failures.isEmpty()) {
+      return List.of();
+    }
+    return failures.stream()
+        .sorted(Comparator.comparingInt(f -> nameList.indexOf(f.node())))
+        .toList();
   }
 
   /** Failed node names in the order the nodes were given. */

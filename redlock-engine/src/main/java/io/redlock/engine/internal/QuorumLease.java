@@ -6,11 +6,7 @@ import io.redlock.LeaseLost;
 import io.redlock.LeaseLostException;
 import io.redlock.NodeFailure;
 import io.redlock.ReleaseOutcome;
-import io.redlock.spi.NodeStatus;
-import io.redlock.spi.Reply;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -42,7 +38,7 @@ final class QuorumLease implements Lease {
    */
   private static final int DONE = 2;
 
-  private final QuorumRedlock redlock;
+  private final Leasing leasing;
   private final String resource;
   private final String token;
   private final ReentrantLock lock = new ReentrantLock();
@@ -89,8 +85,8 @@ final class QuorumLease implements Lease {
   /** Whether a check at the end of the validity is scheduled. Guarded by lock. */
   private boolean expiryWatched;
 
-  QuorumLease(QuorumRedlock redlock, String resource, String token, Duration ttl, long startedAt) {
-    this.redlock = redlock;
+  QuorumLease(Leasing leasing, String resource, String token, Duration ttl, long startedAt) {
+    this.leasing = leasing;
     this.resource = resource;
     this.token = token;
     this.ttl = ttl;
@@ -160,27 +156,12 @@ final class QuorumLease implements Lease {
 
   @Override
   public List<String> grantedNodes() {
-    boolean[] g = granted;
-    if (g == null) {
-      return List.of();
-    }
-    List<String> out = new ArrayList<>(g.length);
-    for (int i = 0; i < g.length; i++) {
-      if (g[i] && !quarantined.contains(redlock.quorum.names[i])) {
-        out.add(redlock.quorum.names[i]);
-      }
-    }
-    return List.copyOf(out);
+    return granted == null ? List.of() : leasing.quorum.namesOf(granted, quarantined);
   }
 
   @Override
   public List<NodeFailure> failedNodes() {
-    List<NodeFailure> f = failures;
-    if (f == null || f.isEmpty()) {
-      return List.of();
-    }
-    List<String> order = redlock.quorum.nameList;
-    return f.stream().sorted(Comparator.comparingInt(x -> order.indexOf(x.node()))).toList();
+    return leasing.quorum.sortedFailures(failures);
   }
 
   @Override
@@ -188,18 +169,18 @@ final class QuorumLease implements Lease {
     if (state != ACTIVE) {
       return Duration.ZERO;
     }
-    long left = validUntil - redlock.ticker.read();
+    long left = validUntil - leasing.ticker.read();
     return left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
   }
 
   /** Validity left in nanoseconds, zero or less once out; for the renewal. */
   long leftNanos() {
-    return state == ACTIVE ? validUntil - redlock.ticker.read() : 0;
+    return state == ACTIVE ? validUntil - leasing.ticker.read() : 0;
   }
 
   @Override
   public boolean isValid() {
-    return state == ACTIVE && validUntil - redlock.ticker.read() > 0;
+    return state == ACTIVE && validUntil - leasing.ticker.read() > 0;
   }
 
   @Override
@@ -222,13 +203,13 @@ final class QuorumLease implements Lease {
 
   @Override
   public boolean extend(Duration newTtl) {
-    long ttlNanos = redlock.checkTtl(newTtl);
+    long ttlNanos = leasing.timing.checkTtl(newTtl);
     lock.lock();
     try {
       checkExtensible();
       boolean extended = extendLocked(newTtl, ttlNanos).outcome == Extended.YES;
-      if (redlock.listening.on) {
-        redlock.listening.extension(resource, extended);
+      if (leasing.listening.on) {
+        leasing.listening.extension(resource, extended);
       }
       return extended;
     } finally {
@@ -245,7 +226,7 @@ final class QuorumLease implements Lease {
               + (lost != null ? "lost (" + lost.reason() + ")" : "released")
               + "; acquire a new lease instead of extending this one");
     }
-    int max = redlock.settings.maxExtensions();
+    int max = leasing.timing.settings.maxExtensions();
     if (extensions >= max) {
       throw new IllegalStateException(
           "the lease on '"
@@ -263,18 +244,18 @@ final class QuorumLease implements Lease {
 
   /** Extends on every node; the caller holds the lock and checked that the lease is active. */
   private Extension extendLocked(Duration newTtl, long ttlNanos) {
-    long start = redlock.ticker.read();
+    long start = leasing.ticker.read();
     long oldValidUntil = validUntil;
     long left = oldValidUntil - start;
     if (left <= 0) {
       LOG.debug("extend of '{}' refused: its validity has already run out", resource);
       return new Extension(Extended.FAILED, new Tally());
     }
-    long driftNanos = redlock.driftNanos(newTtl);
+    long driftNanos = leasing.timing.driftNanos(newTtl);
     // Waiting beyond the current validity is pointless: a majority must answer before it.
-    long deadline = start + Math.min(redlock.nodeTimeoutNanos(newTtl), left);
-    Tally tally = extendAll(newTtl, deadline);
-    long end = redlock.ticker.read();
+    long deadline = start + Math.min(leasing.timing.nodeTimeoutNanos(newTtl), left);
+    Tally tally = leasing.extendAll(resource, token, newTtl, deadline);
+    long end = leasing.ticker.read();
     // Every key this call extended expires no earlier than start + ttl on its node's clock.
     long newValidUntil = start + ttlNanos - driftNanos;
     boolean inTime = tally.quorumReached && tally.quorumAtNanos - oldValidUntil < 0;
@@ -287,7 +268,7 @@ final class QuorumLease implements Lease {
             "extended '{}' on {} of {} nodes, validity {} ms",
             resource,
             tally.yes,
-            redlock.quorum.size(),
+            leasing.quorum.size(),
             (newValidUntil - end) / 1_000_000);
       }
       return new Extension(Extended.YES, tally);
@@ -302,72 +283,27 @@ final class QuorumLease implements Lease {
           "extend of '{}' failed: {} of {} nodes agreed{}, quorum {}; unreachable: {}",
           resource,
           tally.yes,
-          redlock.quorum.size(),
+          leasing.quorum.size(),
           tally.quorumReached && !inTime ? " after the validity ran out" : "",
-          redlock.quorum.quorum,
-          redlock.quorum.inNodeOrder(tally.failed));
+          leasing.quorum.quorum,
+          leasing.quorum.inNodeOrder(tally.failed));
     }
-    if (tally.no >= redlock.quorum.quorum) {
+    if (tally.no >= leasing.quorum.quorum) {
       lose(
           LeaseLost.Reason.TOKEN_GONE,
           tally.no
               + " of "
-              + redlock.quorum.size()
+              + leasing.quorum.size()
               + " nodes answered that the key no longer holds this lease's token");
       return new Extension(Extended.TOKEN_GONE, tally);
     }
     return new Extension(Extended.FAILED, tally);
   }
 
-  /**
-   * Compare-and-extend on every node, awaited until {@code deadline}: the tally's yes votes and
-   * when they reached the quorum. With restart quarantine a node's yes counts only if its status,
-   * asked right after the yes, passes.
-   */
-  private Tally extendAll(Duration newTtl, long deadline) {
-    Quorum quorum = redlock.quorum;
-    Safety safety = redlock.safety;
-    boolean judged = safety != null && safety.quarantine();
-    @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<NodeStatus>[] statuses = judged ? new Reply[quorum.size()] : null;
-    long start = redlock.ticker.read();
-    Tally tally = new Tally();
-    quorum.fanOut.run(
-        "extend",
-        new FanOut.Policy<Boolean>() {
-          @Override
-          public Reply<Boolean> start(int node) {
-            return quorum.nodes[node].extend(resource, token, newTtl);
-          }
-
-          @Override
-          public void answered(int node, Boolean extended) {
-            if (!Boolean.TRUE.equals(extended)) {
-              tally.no++;
-            } else if (judged) {
-              statuses[node] = safety.startStatus(node);
-            } else {
-              tally.yes(quorum.quorum, redlock.ticker.read());
-            }
-          }
-
-          @Override
-          public void failed(int node, RuntimeException failure) {
-            tally.fail(quorum.names[node], failure);
-          }
-          // a late "extended" only keeps our own key a little longer: nothing to undo
-        },
-        deadline);
-    if (judged) {
-      safety.judgeExtension(statuses, deadline, start, tally);
-    }
-    return tally;
-  }
-
   @Override
   public CompletableFuture<Boolean> extendAsync(Duration newTtl) {
-    redlock.checkTtl(newTtl);
-    return CompletableFuture.supplyAsync(() -> extend(newTtl), redlock.scheduler.executor());
+    leasing.timing.checkTtl(newTtl);
+    return CompletableFuture.supplyAsync(() -> extend(newTtl), leasing.scheduler.executor());
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -391,13 +327,13 @@ final class QuorumLease implements Lease {
                 + (lost != null ? "lost (" + lost.reason() + ")" : "released or out")
                 + "; keep alive only a lease that is held");
       }
-      Renewal next = new Renewal(this, redlock, options, stopWhen);
+      Renewal next = new Renewal(this, leasing, options, stopWhen);
       next.check(ttl);
       if (renewal != null) {
         renewal.stop();
       }
       renewal = next;
-      if (!redlock.scheduler.watch(this)) {
+      if (!leasing.scheduler.watch(this)) {
         throw new IllegalStateException("this Redlock is closed; its leases cannot be kept alive");
       }
       renewal.scheduleIn(renewal.nextNanos(ttl, leftNanos()));
@@ -414,7 +350,7 @@ final class QuorumLease implements Lease {
   long renew(Renewal by) {
     lock.lock();
     try {
-      if (renewal != by || state != ACTIVE || redlock.scheduler.isClosed()) {
+      if (renewal != by || state != ACTIVE || leasing.scheduler.isClosed()) {
         return -1;
       }
       String stop = by.stopReason(this);
@@ -425,9 +361,9 @@ final class QuorumLease implements Lease {
         return -1;
       }
       Duration renewTtl = ttl;
-      Extension e = extendLocked(renewTtl, QuorumRedlock.saturatedNanos(renewTtl));
-      if (redlock.listening.on) {
-        redlock.listening.extension(resource, e.outcome == Extended.YES);
+      Extension e = extendLocked(renewTtl, Timing.saturatedNanos(renewTtl));
+      if (leasing.listening.on) {
+        leasing.listening.extension(resource, e.outcome == Extended.YES);
       }
       if (e.outcome == Extended.YES) {
         return by.nextNanos(renewTtl, leftNanos());
@@ -441,7 +377,7 @@ final class QuorumLease implements Lease {
         lose(
             LeaseLost.Reason.UNREACHABLE,
             "extensions kept failing ("
-                + redlock.describeExtension(e.tally)
+                + e.tally.describeExtension(leasing.quorum)
                 + ") and only "
                 + Math.max(0, left) / 1_000_000
                 + " ms of validity were left, less than the "
@@ -471,7 +407,7 @@ final class QuorumLease implements Lease {
                 LOG.warn("a loss listener of the lease on '{}' failed", resource, e);
               }
             },
-            redlock.scheduler.notifier());
+            leasing.scheduler.notifier());
   }
 
   @Override
@@ -483,7 +419,7 @@ final class QuorumLease implements Lease {
         if (lost != null) {
           lostFuture.complete(lost);
         } else if (state == ACTIVE) {
-          redlock.scheduler.watch(this);
+          leasing.scheduler.watch(this);
           watchExpiryLocked();
         }
       }
@@ -499,7 +435,7 @@ final class QuorumLease implements Lease {
     if (l != null) {
       throw new LeaseLostException(l);
     }
-    if (state == ACTIVE && validUntil - redlock.ticker.read() > 0) {
+    if (state == ACTIVE && validUntil - leasing.ticker.read() > 0) {
       return;
     }
     throw new LeaseLostException(
@@ -514,7 +450,7 @@ final class QuorumLease implements Lease {
       return; // a renewal watches the validity itself
     }
     expiryWatched = true;
-    redlock.scheduler.schedule(this::checkExpiry, Math.max(0, leftNanos()));
+    leasing.scheduler.schedule(this::checkExpiry, Math.max(0, leftNanos()));
   }
 
   private void checkExpiry() {
@@ -559,10 +495,10 @@ final class QuorumLease implements Lease {
       renewal.stop();
       renewal = null;
     }
-    redlock.scheduler.unwatch(this);
+    leasing.scheduler.unwatch(this);
     LOG.warn("{}", l);
-    if (redlock.listening.on) {
-      redlock.listening.lost(l);
+    if (leasing.listening.on) {
+      leasing.listening.lost(l);
     }
     if (lostFuture != null) {
       lostFuture.complete(l);
@@ -586,14 +522,15 @@ final class QuorumLease implements Lease {
         renewal = null;
       }
       if (lostFuture != null || lost != null) {
-        redlock.scheduler.unwatch(this);
+        leasing.scheduler.unwatch(this);
       }
       ReleaseOutcome outcome =
-          redlock.quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl), null, this);
+          leasing.quorum.releaseAll(
+              resource, token, leasing.timing.nodeTimeoutNanos(ttl), null, this);
       released = outcome;
-      redlock.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
-      if (redlock.listening.on) {
-        redlock.listening.released(resource, outcome);
+      leasing.releasedLocally(resource); // waiters in this JVM need not wait for their next poll
+      if (leasing.listening.on) {
+        leasing.listening.released(resource, outcome);
       }
       if (LOG.isDebugEnabled()) {
         LOG.debug(
@@ -610,74 +547,34 @@ final class QuorumLease implements Lease {
     }
   }
 
-  /** Checks the bound of {@link #releaseAwaitingLate}; in nanoseconds. */
-  static long lateWaitNanos(Duration maxWait) {
-    if (maxWait == null || maxWait.isNegative()) {
-      throw new IllegalArgumentException(
-          "maxWait must be zero or positive, got "
-              + maxWait
-              + "; pass how long to wait for late replies, e.g. Duration.ofSeconds(2)");
-    }
-    return QuorumRedlock.saturatedNanos(maxWait);
-  }
-
   /** The calls of this lease given up on; made at the first. */
-  LateCalls lateCalls() {
-    LateCalls l = lateCalls;
-    if (l == null) {
-      synchronized (this) {
-        l = lateCalls;
-        if (l == null) {
-          l = new LateCalls(redlock.quorum.size());
-          lateCalls = l;
-        }
-      }
+  synchronized LateCalls lateCalls() {
+    if (lateCalls == null) {
+      lateCalls = new LateCalls(leasing.quorum.size());
     }
-    return l;
+    return lateCalls;
   }
 
   @Override
   public ReleaseOutcome releaseAwaitingLate(Duration maxWait) {
-    long deadline = System.nanoTime() + lateWaitNanos(maxWait);
+    long deadline = System.nanoTime() + Timing.checkLateWait(maxWait);
     ReleaseOutcome first = release();
-    LateCalls late = lateCalls;
-    if (late == null && first.complete()) {
+    if (lateCalls == null && first.complete()) {
       return first;
     }
-    boolean[] stillLate = late == null ? new boolean[0] : late.awaitEnded(deadline);
-    Quorum quorum = redlock.quorum;
-    int n = quorum.size();
-    boolean[] unsure = new boolean[n];
-    boolean[] again = new boolean[n];
-    boolean any = false;
-    for (int i = 0; i < n; i++) {
-      boolean acquireLate = late != null && late.lateAcquire(i);
-      // A key may remain where the node granted or its grant may come late, and where the release
-      // was not answered or an acquire was still under way.
-      unsure[i] =
-          (granted == null || granted[i] || acquireLate)
-              && (acquireLate || first.failedNodes().contains(quorum.names[i]));
-      // Once nothing of this lease is under way on the node, a release answered there is final.
-      again[i] = unsure[i] && (late == null || !stillLate[i]);
-      any |= again[i];
-    }
-    ReleaseOutcome second =
-        any ? quorum.releaseAll(resource, token, redlock.nodeTimeoutNanos(ttl), again, null) : null;
-    List<String> failed = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      String name = quorum.names[i];
-      if (unsure[i] && !(again[i] && !second.failedNodes().contains(name))) {
-        failed.add(name);
-      }
-    }
-    int answered = n - failed.size();
-    int deleted = Math.min(answered, first.deleted() + (second == null ? 0 : second.deleted()));
-    return new ReleaseOutcome(deleted, answered, n, failed);
+    long timeout = leasing.timing.nodeTimeoutNanos(ttl);
+    return lateCalls()
+        .sweep(
+            leasing.quorum.names,
+            granted,
+            first,
+            deadline,
+            again -> leasing.quorum.releaseAll(resource, token, timeout, again, null));
   }
 
   @Override
   public CompletableFuture<ReleaseOutcome> releaseAsync() {
-    return CompletableFuture.supplyAsync(this::release, redlock.scheduler.executor());
+    return CompletableFuture.supplyAsync(this::release, leasing.scheduler.executor());
   }
 
   @Override

@@ -57,7 +57,7 @@ final class RedlockLock implements LeaseLock {
     this.redlock = redlock;
     this.resource = resource;
     this.ttl = ttl;
-    redlock.checkTtl(ttl);
+    redlock.timing.checkTtl(ttl);
   }
 
   @Override

@@ -15,7 +15,7 @@ final class Renewal implements Runnable {
   private final WeakReference<QuorumLease> lease;
   private final KeepAlive options;
   private final Scheduler scheduler;
-  private final QuorumRedlock redlock;
+  private final Leasing redlock;
   private final long startedAt;
 
   /** Why to stop renewing now (the thread holding a Lock ended...), or null to go on; or null. */
@@ -26,7 +26,7 @@ final class Renewal implements Runnable {
 
   Renewal(
       QuorumLease lease,
-      QuorumRedlock redlock,
+      Leasing redlock,
       KeepAlive options,
       java.util.function.Supplier<String> stopWhen) {
     this.lease = new WeakReference<>(lease);
@@ -100,16 +100,16 @@ final class Renewal implements Runnable {
   /** How often to extend a lease of this TTL. */
   long everyNanos(Duration ttl) {
     return options.every() != null
-        ? QuorumRedlock.saturatedNanos(options.every())
-        : QuorumRedlock.saturatedNanos(ttl) / 3;
+        ? Timing.saturatedNanos(options.every())
+        : Timing.saturatedNanos(ttl) / 3;
   }
 
   /** The validity that must be left when the lease is declared lost. */
   long marginNanos(Duration ttl) {
     if (options.lostMargin() != null) {
-      return QuorumRedlock.saturatedNanos(options.lostMargin());
+      return Timing.saturatedNanos(options.lostMargin());
     }
-    return Math.max(QuorumRedlock.saturatedNanos(ttl) / 10, 2 * redlock.nodeTimeoutNanos(ttl));
+    return Math.max(Timing.saturatedNanos(ttl) / 10, 2 * redlock.timing.nodeTimeoutNanos(ttl));
   }
 
   /** Why the renewal must stop before extending again, or null to go on. */
@@ -119,10 +119,10 @@ final class Renewal implements Runnable {
       return owner;
     }
     if (options.maxHold() != null
-        && redlock.ticker.read() - startedAt >= QuorumRedlock.saturatedNanos(options.maxHold())) {
+        && redlock.ticker.read() - startedAt >= Timing.saturatedNanos(options.maxHold())) {
       return "it reached its maximum hold time of " + options.maxHold().toMillis() + " ms";
     }
-    int max = redlock.settings.maxExtensions();
+    int max = redlock.timing.settings.maxExtensions();
     if (!options.ignoreMaxExtensions() && l.extensions() >= max) {
       return "it was extended " + max + " times, the maximum (maxExtensions)";
     }

@@ -106,8 +106,8 @@ final class Safety {
         "; use backends that report one for every node, or build without restartQuarantine(...)",
         "this node does",
         "these nodes do");
-    long ttlNanos = QuorumRedlock.saturatedNanos(maxTtl);
-    long driftNanos = QuorumRedlock.saturatedNanos(settings.driftFor(maxTtl));
+    long ttlNanos = Timing.saturatedNanos(maxTtl);
+    long driftNanos = Timing.saturatedNanos(settings.driftFor(maxTtl));
     // Saturate rather than wrap: a wrapped (negative) quarantine would silently never apply.
     long quarantineNanos =
         ttlNanos > Long.MAX_VALUE - driftNanos ? Long.MAX_VALUE : ttlNanos + driftNanos;

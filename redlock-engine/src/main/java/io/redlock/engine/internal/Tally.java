@@ -1,6 +1,8 @@
 package io.redlock.engine.internal;
 
+import io.redlock.LockTimeoutException;
 import io.redlock.NodeFailure;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -111,5 +113,106 @@ final class Tally {
 
   int failedCount() {
     return failed == null ? 0 : failed.size();
+  }
+
+  /** The exception of an acquire that gave up; this tally is of its last attempt. */
+  LockTimeoutException timeout(
+      Quorum q,
+      String resource,
+      Duration ttl,
+      Duration minValidity,
+      long waitedNanos,
+      int attempts) {
+    String detail =
+        describe(q, ttl, minValidity)
+            + " ("
+            + attempts
+            + (attempts == 1 ? " attempt)" : " attempts)");
+    return new LockTimeoutException(
+        resource,
+        Duration.ofNanos(waitedNanos),
+        reason(q.quorum),
+        detail,
+        q.inNodeOrder(failed),
+        firstFailure);
+  }
+
+  /** Why the last attempt failed; the same cases as {@link #describe}, in the same order. */
+  private LockTimeoutException.Reason reason(int quorum) {
+    if (reason != null) {
+      return reason;
+    }
+    if (yes >= quorum) {
+      return LockTimeoutException.Reason.TOO_SLOW;
+    }
+    if (yes + no < quorum && failedCount() > 0) {
+      return LockTimeoutException.Reason.UNREACHABLE;
+    }
+    return LockTimeoutException.Reason.HELD;
+  }
+
+  /** Why the last attempt failed, in words. */
+  String describe(Quorum q, Duration ttl, Duration minValidity) {
+    int n = q.size();
+    int answered = yes + no;
+    StringBuilder sb = new StringBuilder(128);
+    if (Thread.currentThread().isInterrupted()) {
+      sb.append("interrupted; ");
+    }
+    if (detail != null) {
+      sb.append(detail); // fencing or quarantine said why
+      if (failedCount() > 0) {
+        sb.append("; unreachable: ").append(String.join(", ", q.inNodeOrder(failed)));
+      }
+    } else if (yes >= q.quorum) {
+      sb.append("acquired on ")
+          .append(yes)
+          .append(" of ")
+          .append(n)
+          .append(" nodes, but the acquisition took ")
+          .append(elapsedNanos / 1_000_000)
+          .append(" ms of the ")
+          .append(ttl.toMillis())
+          .append(" ms TTL, leaving ")
+          .append(validityNanos / 1_000_000)
+          .append(" ms of validity after the drift allowance (minimum ")
+          .append(minValidity.toMillis())
+          .append(" ms); use a longer TTL or find out why the nodes are slow");
+    } else if (answered < q.quorum && failedCount() > 0) {
+      sb.append("too few nodes reachable: ")
+          .append(answered)
+          .append(" of ")
+          .append(n)
+          .append(" answered, a quorum needs ")
+          .append(q.quorum)
+          .append("; unreachable: ")
+          .append(String.join(", ", q.inNodeOrder(failed)));
+      if (no > 0) {
+        sb.append("; held elsewhere on ").append(no).append(" of the nodes that answered");
+      }
+    } else {
+      sb.append("held by another client: ")
+          .append(no)
+          .append(" of ")
+          .append(n)
+          .append(" nodes said the resource is held, ")
+          .append(yes)
+          .append(" accepted, a quorum needs ")
+          .append(q.quorum);
+      if (failedCount() > 0) {
+        sb.append("; unreachable: ").append(String.join(", ", q.inNodeOrder(failed)));
+      }
+    }
+    return sb.toString();
+  }
+
+  /** Why an extension failed, in words, for loss messages. */
+  String describeExtension(Quorum q) {
+    return yes
+        + " of "
+        + q.size()
+        + " nodes agreed, a quorum needs "
+        + q.quorum
+        + (failedCount() > 0 ? "; unreachable: " + String.join(", ", q.inNodeOrder(failed)) : "");
   }
 }

@@ -205,7 +205,7 @@ class FanOutOrderTest {
     nodes.set(0, new SimulatedNode("stalled-0", 50));
     nodes.get(0).stalled = true;
     QuorumRedlock redlock = redlock(nodes, RedlockSettings.defaults());
-    long timeoutMicros = redlock.nodeTimeoutNanos(TTL) / 1_000;
+    long timeoutMicros = redlock.timing.nodeTimeoutNanos(TTL) / 1_000;
 
     // Listed first, the stalled node is awaited first once, until the deadline; then it goes last.
     Lease lease = redlock.tryAcquire("t", TTL).orElseThrow();

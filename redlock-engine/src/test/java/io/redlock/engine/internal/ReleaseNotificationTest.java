@@ -132,7 +132,7 @@ class ReleaseNotificationTest {
     assertThat(cluster.pauses.get(0)).as("a polling pause").isBetween(MIN_PAUSE, MAX_PAUSE);
     assertThat(cluster.pauses.get(1))
         .as("then, after the split vote, a jitter")
-        .isBetween(1L, QuorumRedlock.WAKEUP_JITTER_NANOS);
+        .isBetween(1L, Timing.WAKEUP_JITTER_NANOS);
     assertThat(cluster.wakeups).isEmpty();
     cluster.assertRepliesSettled();
   }
