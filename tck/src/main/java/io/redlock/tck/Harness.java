@@ -20,6 +20,8 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Assumptions;
@@ -57,6 +59,17 @@ final class Harness {
   /** How far R12 raises a counter: far beyond anything a clock-based counter reaches in a test. */
   static final long FENCE_JUMP = 1_000_000_000_000L;
 
+  /** How long a release notification may take to arrive (R14): generous, no speed is measured. */
+  static final Duration NOTIFICATION_BOUND = Duration.ofSeconds(5);
+
+  /** R16: bursts of calls started to find a call not answered yet, and calls per burst. */
+  static final int TRIES = 20;
+
+  static final int BURST = 4;
+
+  /** R16: how long an abandoned reply is watched after it ended, for a second ending. */
+  static final Duration AFTERWARDS = Duration.ofMillis(200);
+
   /** How long the multi-threaded rules may take in all before they count as hanging. */
   static final Duration RACE_TIMEOUT = Duration.ofSeconds(60);
 
@@ -68,6 +81,11 @@ final class Harness {
   private Optional<KeyInspector> inspector;
 
   record Held(String key, String token) {}
+
+  /** R16: a tryAcquire in flight, and how its abandoned reply ended. */
+  record Started(String key, String token, Reply<AcquireResult> reply) {}
+
+  record Ending(Started call, boolean ended, AtomicInteger calls, AtomicReference<Object> value) {}
 
   private final LockNodeCompatibilityKit kit;
 

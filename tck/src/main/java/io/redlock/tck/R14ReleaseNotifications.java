@@ -14,9 +14,6 @@ import org.junit.jupiter.api.Test;
 /** R14 Release notifications (if declared). */
 interface R14ReleaseNotifications {
 
-  /** How long a notification may take to arrive: generous, the kit measures no speed. */
-  Duration bound = Duration.ofSeconds(5);
-
   /**
    * R14.1: a release made through one node instance calls a listener registered through another
    * instance on the same store, within a few seconds, every time, from a second after the listener
@@ -49,8 +46,10 @@ interface R14ReleaseNotifications {
           .isTrue();
       sleepUntil(System.nanoTime() + Duration.ofSeconds(1).toNanos()); // the releasing side learns
       for (int round = 1; round <= 3; round++) {
-        assertThat(acquireThenReleaseHeard(h, releasing, key, heard, bound, "R14.1"))
-            .as("R14.1: release %d of the key once listening was heard within %s", round, bound)
+        assertThat(acquireThenReleaseHeard(h, releasing, key, heard, NOTIFICATION_BOUND, "R14.1"))
+            .as(
+                "R14.1: release %d of the key once listening was heard within %s",
+                round, NOTIFICATION_BOUND)
             .isTrue();
       }
     }
@@ -84,7 +83,7 @@ interface R14ReleaseNotifications {
       heard.drainPermits();
       first.close();
       first.close(); // idempotent
-      assertThat(acquireThenReleaseHeard(h, releasing, key, heard, bound, "R14.2"))
+      assertThat(acquireThenReleaseHeard(h, releasing, key, heard, NOTIFICATION_BOUND, "R14.2"))
           .as("R14.2: the registration still open heard the release")
           .isTrue();
       sleepUntil(System.nanoTime() + Duration.ofMillis(300).toNanos());

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.fail;
 
 import io.redlock.NodeTimeoutException;
 import io.redlock.spi.AcquireResult;
-import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,15 +24,6 @@ import org.junit.jupiter.api.Test;
  * late "acquired" and know when a node has nothing in flight.
  */
 interface R16Replies {
-
-  /** How many bursts of calls the rules start to find a call not answered yet. */
-  int TRIES = 20;
-
-  /** Calls per burst: the last one waits behind the others. */
-  int BURST = 4;
-
-  /** How long the kit watches an abandoned reply after it ended, for a second ending. */
-  Duration AFTERWARDS = Duration.ofMillis(200);
 
   /**
    * R16.1: {@code await(Duration.ZERO)} right after a call starts returns the answer if it is
@@ -122,10 +112,6 @@ interface R16Replies {
   }
 
   // R16.4 (a sent call runs while nobody awaits it) was removed with Reply.send().
-
-  record Started(String key, String token, Reply<AcquireResult> reply) {}
-
-  record Ending(Started call, boolean ended, AtomicInteger calls, AtomicReference<Object> value) {}
 
   /** A tryAcquire of a fresh key; the key is released after the test, whatever happens. */
   private Started start(Harness h, String label) {

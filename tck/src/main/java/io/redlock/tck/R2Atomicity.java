@@ -70,7 +70,7 @@ interface R2Atomicity {
       clients.add(h.newNode());
     }
     String key = h.key("r2.3");
-    NonAtomicCounter counter = new NonAtomicCounter();
+    AtomicInteger counter = new AtomicInteger(); // incremented by a get and a set: not atomic
     AtomicInteger inside = new AtomicInteger();
     AtomicInteger mostInside = new AtomicInteger();
     Map<String, Integer> problems = new java.util.concurrent.ConcurrentHashMap<>();
@@ -92,9 +92,9 @@ interface R2Atomicity {
                   String mine = token();
                   if (h.acquire(client, key, mine, LONG_TTL)) {
                     mostInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
-                    int seen = counter.value;
+                    int seen = counter.get();
                     Thread.sleep(1); // widens the window in which a second holder loses updates
-                    counter.value = seen + 1;
+                    counter.set(seen + 1);
                     inside.decrementAndGet();
                     if (!h.release(client, key, mine)) {
                       problems.merge("a holder's release answered false", 1, Integer::sum);
@@ -113,7 +113,7 @@ interface R2Atomicity {
     soft.assertThat(mostInside.get())
         .as("R2.3: most threads holding the key at the same time (must be 1)")
         .isEqualTo(1);
-    soft.assertThat(counter.value)
+    soft.assertThat(counter.get())
         .as("R2.3: counter after %d increments under the key (lost updates = overlap)", expected)
         .isEqualTo(expected);
     soft.assertThat(problems).as("R2.3: problems seen by the threads, with their counts").isEmpty();
@@ -152,10 +152,5 @@ interface R2Atomicity {
             .isTrue();
       }
     }
-  }
-
-  /** A counter whose increment is deliberately not atomic; volatile only for visibility. */
-  static final class NonAtomicCounter {
-    volatile int value;
   }
 }
