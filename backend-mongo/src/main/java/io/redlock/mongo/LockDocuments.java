@@ -33,20 +33,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The single-document writes of a {@link MongoLockNode}, which MongoDB applies atomically. A key
- * counts as held while {@code at + ttlMs > $$NOW}, the server's clock at the time of the write:
- *
- * <ul>
- *   <li>acquire: {@code updateOne({_id: key, $expr: expired}, {$set: {token, ttlMs}, $currentDate:
- *       {at: true}}, {upsert: true})}; an expired document is taken over, no document means an
- *       insert, and a live document makes the insert collide on {@code _id} (error 11000): "held";
- *   <li>fenced acquire: the same plus {@code $inc: {fence: 1}}, as one {@code findOneAndUpdate}
- *       that returns the counter, which is floored to the server's clock if it starts afresh;
- *   <li>release: {@code deleteOne({_id: key, token, $expr: live, fence: {$exists: false}})}, or for
- *       a document with a counter {@code {$unset: {token}, $set: {ttlMs: -10^12}}}, which keeps the
- *       counter and leaves a document that counts as expired whatever the server's clock does;
- *   <li>extend and raise a fence: {@code updateOne({_id: key, token, $expr: live}, ...)}.
- * </ul>
+ * The single-document writes of a {@link MongoLockNode} (see its class comment), which MongoDB
+ * applies atomically. A key is live while {@code at + ttlMs > $$NOW}, the server's clock at the
+ * time of the write. A released key that has a fencing counter keeps its document, without token
+ * and with {@code ttlMs = -10^12}, so that it counts as expired whatever the server's clock does.
  */
 final class LockDocuments {
   private static final Logger LOG = LoggerFactory.getLogger(MongoLockNode.class);

@@ -495,13 +495,13 @@ public final class MongoLockNode implements LockNode {
       String db =
           first(
               database,
-              options.get(MongoUri.DATABASE),
+              options.get("database"),
               cs == null ? null : cs.getDatabase(),
               DEFAULT_DATABASE);
       String coll =
           first(
               collection,
-              options.get(MongoUri.COLLECTION),
+              options.get("collection"),
               cs == null ? null : cs.getCollection(),
               DEFAULT_COLLECTION);
       MongoNamespace namespace = MongoUri.namespace(db, coll);
@@ -513,18 +513,18 @@ public final class MongoLockNode implements LockNode {
                 + " 'held'; use w=majority (the default) or w=1");
       }
       Duration gc =
-          gcAfterSet || !options.containsKey(MongoUri.GC_AFTER)
+          gcAfterSet || !options.containsKey("gcafter")
               ? gcAfter
-              : MongoUri.duration("redlock.gcAfter", options.get(MongoUri.GC_AFTER));
+              : MongoUri.duration("redlock.gcAfter", options.get("gcafter"));
       if (gc != null && gc.compareTo(Duration.ofSeconds(1)) < 0) {
         throw new IllegalArgumentException(
             "gcAfter must be at least 1 second (MongoDB's TTL index counts whole seconds), got "
                 + gc);
       }
       int workers =
-          threads != null || !options.containsKey(MongoUri.THREADS)
+          threads != null || !options.containsKey("threads")
               ? first(threads, DEFAULT_THREADS)
-              : MongoUri.integer("redlock.threads", options.get(MongoUri.THREADS));
+              : MongoUri.integer("redlock.threads", options.get("threads"));
       if (workers < 1 || workers > MAX_THREADS) {
         throw new IllegalArgumentException(
             "threads must be between 1 and " + MAX_THREADS + ", got " + workers);

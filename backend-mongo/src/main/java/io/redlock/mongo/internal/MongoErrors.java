@@ -36,26 +36,13 @@ import java.util.Set;
 public final class MongoErrors {
   private static final int MAX_QUOTE = 400;
 
-  // Server error codes after which the same call may well succeed: network trouble, an election,
-  // a shutdown, an exceeded time limit. From src/mongo/base/error_codes.yml.
+  // Server error codes after which the same call may well succeed (src/mongo/base/error_codes.yml):
+  // HostUnreachable, HostNotFound, MaxTimeMSExpired, WriteConcernFailed (wtimeout), NetworkTimeout,
+  // ShutdownInProgress, WriteConflict, PrimarySteppedDown, ExceededTimeLimit, SocketException,
+  // NotWritablePrimary, InterruptedAtShutdown, InterruptedDueToReplStateChange,
+  // NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
   private static final Set<Integer> TRANSIENT_CODES =
-      Set.of(
-          6, // HostUnreachable
-          7, // HostNotFound
-          50, // MaxTimeMSExpired
-          64, // WriteConcernFailed (wtimeout)
-          89, // NetworkTimeout
-          91, // ShutdownInProgress
-          112, // WriteConflict
-          189, // PrimarySteppedDown
-          262, // ExceededTimeLimit
-          9001, // SocketException
-          10107, // NotWritablePrimary
-          11600, // InterruptedAtShutdown
-          11602, // InterruptedDueToReplStateChange
-          13435, // NotPrimaryNoSecondaryOk
-          13436 // NotPrimaryOrSecondary
-          );
+      Set.of(6, 7, 50, 64, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436);
 
   private static final int UNAUTHORIZED = 13;
   private static final int AUTHENTICATION_FAILED = 18;

@@ -32,29 +32,16 @@ import java.util.regex.Pattern;
  *
  * @param driverUri the connection string without {@code redlock.*} options
  * @param options the {@code redlock.*} options, decoded, keyed by their lower-case name without the
- *     prefix
+ *     prefix ({@code database}, {@code collection}, {@code gcafter}, {@code threads})
  * @param redacted the connection string as given, with every secret replaced by {@code ***}
  */
 public record MongoUri(String driverUri, Map<String, String> options, String redacted) {
 
-  /** The prefix of this library's options in the query. */
-  public static final String PREFIX = "redlock.";
+  private static final String PREFIX = "redlock.";
 
-  /** Option: the database holding the lock collection. */
-  public static final String DATABASE = "database";
-
-  /** Option: the lock collection. */
-  public static final String COLLECTION = "collection";
-
-  /** Option: age after which a TTL index removes abandoned lock documents. */
-  public static final String GC_AFTER = "gcafter";
-
-  /** Option: worker threads per node. */
-  public static final String THREADS = "threads";
-
-  /** The options this library knows, as users write them. */
-  public static final List<String> KNOWN =
-      List.of(PREFIX + "database", PREFIX + "collection", PREFIX + "gcAfter", PREFIX + "threads");
+  /** This library's options, as users write them; {@link #options} keys them by lower case. */
+  private static final List<String> KNOWN =
+      List.of("redlock.database", "redlock.collection", "redlock.gcAfter", "redlock.threads");
 
   // Secrets the generic NodeUri.redact does not know: MongoDB's own option names.
   private static final Pattern MONGO_SECRETS =
@@ -101,7 +88,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
         continue;
       }
       String key = name.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
-      if (!List.of(DATABASE, COLLECTION, GC_AFTER, THREADS).contains(key)) {
+      if (KNOWN.stream().noneMatch(name::equalsIgnoreCase)) {
         throw new IllegalArgumentException(
             "unknown option '"
                 + name
