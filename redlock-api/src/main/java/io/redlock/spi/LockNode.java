@@ -87,11 +87,8 @@ public interface LockNode extends AutoCloseable {
    * @throws IllegalArgumentException for an empty key or token or an unusable TTL
    */
   default Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
-    return Reply.failed(
-        new io.redlock.RedlockNonTransientException(
-            name(),
-            "this node does not keep fencing counters (capabilities().fencing() is false)",
-            null));
+    return unsupported(
+        "this node does not keep fencing counters (capabilities().fencing() is false)");
   }
 
   /**
@@ -105,11 +102,8 @@ public interface LockNode extends AutoCloseable {
    * @throws IllegalArgumentException for an empty key or token or a non-positive value
    */
   default Reply<Boolean> raiseFence(String key, String token, long atLeast) {
-    return Reply.failed(
-        new io.redlock.RedlockNonTransientException(
-            name(),
-            "this node does not keep fencing counters (capabilities().fencing() is false)",
-            null));
+    return unsupported(
+        "this node does not keep fencing counters (capabilities().fencing() is false)");
   }
 
   /**
@@ -134,12 +128,9 @@ public interface LockNode extends AutoCloseable {
    * @throws IllegalStateException if the node is closed
    */
   default Reply<NodeStatus> status() {
-    return Reply.failed(
-        new io.redlock.RedlockNonTransientException(
-            name(),
-            "this node does not implement status(); declare capabilities().status() only if it"
-                + " does (a node that wraps another must forward status())",
-            null));
+    return unsupported(
+        "this node does not implement status(); declare capabilities().status() only if it"
+            + " does (a node that wraps another must forward status())");
   }
 
   /**
@@ -171,11 +162,8 @@ public interface LockNode extends AutoCloseable {
    * @throws IllegalStateException if the node is closed
    */
   default Reply<java.time.Instant> serverTime() {
-    return Reply.failed(
-        new io.redlock.RedlockNonTransientException(
-            name(),
-            "this node does not read its store's clock (capabilities().clock() is false)",
-            null));
+    return unsupported(
+        "this node does not read its store's clock (capabilities().clock() is false)");
   }
 
   /**
@@ -192,11 +180,8 @@ public interface LockNode extends AutoCloseable {
    * @throws IllegalStateException if the node is closed
    */
   default Reply<java.util.Optional<KeyHolder>> inspect(String key) {
-    return Reply.failed(
-        new io.redlock.RedlockNonTransientException(
-            name(),
-            "this node cannot look up a key's holder (capabilities().inspection() is false)",
-            null));
+    return unsupported(
+        "this node cannot look up a key's holder (capabilities().inspection() is false)");
   }
 
   /**
@@ -231,4 +216,9 @@ public interface LockNode extends AutoCloseable {
    */
   @Override
   void close();
+
+  /** The failed reply of an optional method this node does not implement; {@code why} says so. */
+  private <T> Reply<T> unsupported(String why) {
+    return Reply.failed(new io.redlock.RedlockNonTransientException(name(), why, null));
+  }
 }
