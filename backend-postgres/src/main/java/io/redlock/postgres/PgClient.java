@@ -117,14 +117,7 @@ final class PgClient {
             .setMaxSize(poolSize)
             .setConnectionTimeout((int) connectTimeoutMillis)
             .setConnectionTimeoutUnit(MILLISECONDS);
-    try {
-      this.client = PgBuilder.client().with(pool).connectingTo(options).using(this.vertx).build();
-    } catch (RuntimeException e) {
-      if (ownVertx) {
-        releaseSharedVertx(this.vertx);
-      }
-      throw e;
-    }
+    this.client = PgBuilder.client().with(pool).connectingTo(options).using(this.vertx).build();
     long tick = Math.max(20, Math.min(200, queryTimeout.toMillis() / 8));
     this.timer = this.vertx.setPeriodic(tick, id -> tick());
     check();

@@ -37,7 +37,6 @@ final class PgNotifications implements AutoCloseable {
   private final ReleaseListeners<String> listeners;
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
-  private volatile boolean subscribed;
   private volatile long heardAt = System.nanoTime();
   private volatile PgSubscriber subscriber;
   private volatile long checkTimer = -1;
@@ -65,25 +64,15 @@ final class PgNotifications implements AutoCloseable {
     return subscription;
   }
 
-  /** True while the listening connection is subscribed (for tests). */
-  boolean subscribed() {
-    return subscribed;
-  }
-
   private void start() {
     if (closed) {
       return;
     }
     subscriber = PgSubscriber.subscriber(vertx, options);
-    subscriber.reconnectPolicy(
-        retries -> {
-          subscribed = false;
-          return closed ? -1L : backoff(retries);
-        });
+    subscriber.reconnectPolicy(retries -> closed ? -1L : backoff(retries));
     PgChannel ch = subscriber.channel(channel);
     ch.subscribeHandler(
         v -> {
-          subscribed = true;
           heardAt = System.nanoTime();
           listeners.releasedAll(); // releases while not listening were missed: a wakeup is cheap
         });
@@ -149,7 +138,6 @@ final class PgNotifications implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    subscribed = false;
     if (started.get()) {
       try {
         vertx.runOnContext(

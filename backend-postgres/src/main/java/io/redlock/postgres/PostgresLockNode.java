@@ -81,40 +81,16 @@ public final class PostgresLockNode implements LockNode {
 
   private PostgresLockNode(
       String name,
-      PgConnectOptions connect,
       TableName table,
-      boolean createTable,
-      int poolSize,
-      int pipeliningLimit,
-      Duration connectTimeout,
-      Duration queryTimeout,
-      boolean releaseNotifications,
-      Vertx vertx) {
+      PostgresDialect dialect,
+      PgClient client,
+      PgNotifications notifications) {
     this.name = name;
     this.table = table;
-    PostgresDialect base = new PostgresDialect();
-    this.dialect = releaseNotifications ? base.notifyingReleases() : base;
+    this.dialect = dialect;
     this.serverTimeSql = PgStatements.numbered(dialect.serverTimeMicros());
-    // the server ends a statement that runs longer (a lock wait, a slow disk) by itself, and the
-    // connection stays usable
-    PgConnectOptions options =
-        new PgConnectOptions(connect)
-            .addProperty("statement_timeout", Long.toString(queryTimeout.toMillis()))
-            .setCachePreparedStatements(true)
-            .setPipeliningLimit(pipeliningLimit);
-    this.client =
-        new PgClient(
-            name,
-            table,
-            dialect,
-            createTable,
-            options,
-            poolSize,
-            connectTimeout,
-            queryTimeout,
-            vertx);
-    this.notifications =
-        releaseNotifications ? new PgNotifications(name, client.vertx(), options, table) : null;
+    this.client = client;
+    this.notifications = notifications;
     this.capabilities =
         notifications == null ? CAPABILITIES : CAPABILITIES.withReleaseNotifications();
   }
@@ -531,21 +507,39 @@ public final class PostgresLockNode implements LockNode {
       if (name == null && !t.value().equals(TableName.DEFAULT)) {
         n = n + "?redlock.table=" + t.value();
       }
+      boolean notify = first(releaseNotifications, bool(o, "releaseNotifications"), false);
+      PostgresDialect dialect = new PostgresDialect();
+      dialect = notify ? dialect.notifyingReleases() : dialect;
+      Duration query = first(queryTimeout, duration(o, "queryTimeout"), Duration.ofSeconds(5));
+      // the server ends a statement that runs longer (a lock wait, a slow disk) by itself, and the
+      // connection stays usable
+      PgConnectOptions connect =
+          new PgConnectOptions(options)
+              .addProperty("statement_timeout", Long.toString(query.toMillis()))
+              .setCachePreparedStatements(true)
+              .setPipeliningLimit(
+                  first(pipeliningLimit, integer(o, "pipeliningLimit", 1, 256), 16));
+      PgClient client =
+          new PgClient(
+              n,
+              t,
+              dialect,
+              first(createTable, bool(o, "createTable"), false),
+              connect,
+              first(poolSize, integer(o, "poolSize", 1, 64), 4),
+              first(
+                  connectionTimeout,
+                  duration(o, "connectionTimeout"),
+                  uri == null ? null : uri.connectTimeout(),
+                  Duration.ofSeconds(2)),
+              query,
+              vertx);
       return new PostgresLockNode(
           n,
-          options,
           t,
-          first(createTable, bool(o, "createTable"), false),
-          first(poolSize, integer(o, "poolSize", 1, 64), 4),
-          first(pipeliningLimit, integer(o, "pipeliningLimit", 1, 256), 16),
-          first(
-              connectionTimeout,
-              duration(o, "connectionTimeout"),
-              uri == null ? null : uri.connectTimeout(),
-              Duration.ofSeconds(2)),
-          first(queryTimeout, duration(o, "queryTimeout"), Duration.ofSeconds(5)),
-          first(releaseNotifications, bool(o, "releaseNotifications"), false),
-          vertx);
+          dialect,
+          client,
+          notify ? new PgNotifications(n, client.vertx(), connect, t) : null);
     }
 
     @SafeVarargs

@@ -1,6 +1,7 @@
 package io.redlock.postgres.internal;
 
 import io.redlock.spi.NodeUri;
+import io.redlock.sql.internal.SqlOptions;
 import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
@@ -19,18 +20,16 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.stream.Stream;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * A {@code postgresql://} (or {@code postgres://}) URI in libpq's form, split into the connection
- * settings (read by Vert.x's {@link PgConnectOptions#fromUri}, plus the TLS files read here) and
- * this library's {@code redlock.*} options, which are taken out before Vert.x sees the URI. Any
- * other query parameter is an error that names it, since Vert.x would ignore it silently.
- *
- * <p>Where libpq and Vert.x differ, libpq's meaning wins: the user defaults to the operating
- * system's user and the database to the user, {@code sslmode} defaults to {@code prefer}, and
- * {@code prefer} / {@code require} encrypt without checking the certificate (with {@code
- * sslrootcert}, {@code require} checks it as {@code verify-ca} does).
+ * A {@code postgresql://} URI in libpq's form, split into the connection settings (read by Vert.x's
+ * {@link PgConnectOptions#fromUri}, plus the TLS files read here) and this library's {@code
+ * redlock.*} options. Any other parameter is an error naming it (Vert.x would ignore it). Where
+ * libpq and Vert.x differ, libpq wins: the user defaults to the OS user and the database to the
+ * user, {@code sslmode} to {@code prefer}, and {@code prefer} / {@code require} encrypt without
+ * checking the certificate (with {@code sslrootcert}, {@code require} checks it).
  *
  * @param options the connection settings
  * @param redlock the {@code redlock.*} options, by name without the prefix, decoded
@@ -40,19 +39,18 @@ import javax.net.ssl.TrustManagerFactory;
 public record PgUri(
     PgConnectOptions options, Map<String, String> redlock, Duration connectTimeout, String name) {
 
-  /** The prefix of this library's options. */
-  public static final String PREFIX = "redlock.";
-
-  /** This library's options, without the prefix. */
-  public static final List<String> OPTIONS =
-      List.of(
-          "table",
-          "createTable",
-          "poolSize",
-          "connectionTimeout",
-          "queryTimeout",
-          "pipeliningLimit",
-          "releaseNotifications");
+  private static final String PREFIX = SqlOptions.PREFIX;
+  private static final List<String> OPTIONS =
+      Stream.of(
+              "table",
+              "createTable",
+              "poolSize",
+              "connectionTimeout",
+              "queryTimeout",
+              "pipeliningLimit",
+              "releaseNotifications")
+          .map(o -> PREFIX + o)
+          .toList();
 
   /** The libpq parameters Vert.x reads. */
   private static final List<String> DRIVER_PARAMETERS =
@@ -72,12 +70,6 @@ public record PgUri(
   /** The libpq parameters read here. */
   private static final List<String> OWN_PARAMETERS =
       List.of("sslrootcert", "sslcert", "sslkey", "connect_timeout");
-
-  /** The libpq parameters understood, for messages. */
-  public static List<String> parameters() {
-    return java.util.stream.Stream.concat(DRIVER_PARAMETERS.stream(), OWN_PARAMETERS.stream())
-        .toList();
-  }
 
   /**
    * Parses {@code uri}.
@@ -123,15 +115,11 @@ public record PgUri(
         String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
         String lowerKey = key.toLowerCase(Locale.ROOT);
         if (key.startsWith(PREFIX)) {
-          String option = key.substring(PREFIX.length());
-          if (!OPTIONS.contains(option)) {
+          if (!OPTIONS.contains(key)) {
             throw new IllegalArgumentException(
-                "unknown option '"
-                    + key
-                    + "' in the URI; known options: "
-                    + OPTIONS.stream().map(o -> PREFIX + o).toList());
+                "unknown option '" + key + "' in the URI; known options: " + OPTIONS);
           }
-          redlock.put(option, value);
+          redlock.put(key.substring(PREFIX.length()), value);
         } else if (OWN_PARAMETERS.contains(lowerKey)) {
           own.put(lowerKey, value);
         } else if (DRIVER_PARAMETERS.contains(lowerKey)) {
@@ -146,9 +134,11 @@ public record PgUri(
                   + " in '"
                   + shown
                   + "'; a PostgreSQL lock node reads the libpq parameters "
-                  + parameters()
+                  + DRIVER_PARAMETERS
+                  + " and "
+                  + OWN_PARAMETERS
                   + " and the options "
-                  + OPTIONS.stream().map(o -> PREFIX + o).toList());
+                  + OPTIONS);
         }
       }
     }
