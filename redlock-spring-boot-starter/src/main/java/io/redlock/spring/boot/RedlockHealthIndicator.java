@@ -179,7 +179,14 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
                 d.put("clockOffsetUncertaintyMs", millis(uncertainty));
                 if (r.clockNote().isEmpty()
                     && offset.abs().minus(uncertainty).compareTo(CLOCK_OFFSET_LIMIT) > 0) {
-                  clockOff.add(name + " (" + describeOffset(offset, uncertainty) + ")");
+                  clockOff.add(
+                      String.format(
+                          Locale.ROOT,
+                          "%s (store %.3f ms %s ± %.3f ms)",
+                          name,
+                          millis(offset.abs()),
+                          offset.isNegative() ? "behind" : "ahead",
+                          millis(uncertainty)));
                 }
               });
       r.clockNote().ifPresent(note -> d.put("clockNote", note));
@@ -196,7 +203,7 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
       Duration left = r.quarantineLeft().map(l -> l.minus(age)).orElse(Duration.ZERO);
       if (q == Quarantine.ACTIVE && !left.isNegative() && !left.isZero()) {
         d.put("quarantineLeftMs", left.toMillis());
-        active.add(name + " (" + format(left) + " left)");
+        active.add(name + " (" + left.toMillis() + " ms left)");
       } else if (q == Quarantine.ACTIVE) {
         q = Quarantine.PASSED; // it passed since the probe
       } else if (q == Quarantine.OFF) {
@@ -236,7 +243,8 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
       Duration maxTtl = settings.restartQuarantine();
       warnings.add(
           "in restart quarantine (not durable and up for less than "
-              + format(maxTtl.plus(settings.driftFor(maxTtl)))
+              + maxTtl.plus(settings.driftFor(maxTtl)).toMillis()
+              + " ms"
               + ", the maximum TTL plus drift), their votes do not count yet: "
               + String.join(", ", active)
               + (voters >= quorum
@@ -258,26 +266,5 @@ public class RedlockHealthIndicator extends AbstractHealthIndicator {
   /** Milliseconds to the microsecond. */
   private static double millis(Duration d) {
     return Math.round(d.toNanos() / 1_000.0) / 1_000.0;
-  }
-
-  /** E.g. "store 30.02 s ahead ± 0.212 ms". */
-  static String describeOffset(Duration offset, Duration uncertainty) {
-    return "store "
-        + format(offset.abs())
-        + (offset.isNegative() ? " behind" : " ahead")
-        + " ± "
-        + format(uncertainty);
-  }
-
-  /** E.g. "30.02 s", "1.5 ms", "212 µs". */
-  static String format(Duration d) {
-    long nanos = d.toNanos();
-    if (nanos >= 1_000_000_000L) {
-      return String.format(Locale.ROOT, "%.2f s", nanos / 1e9).replace(".00 s", " s");
-    }
-    if (nanos >= 1_000_000L) {
-      return String.format(Locale.ROOT, "%.1f ms", nanos / 1e6).replace(".0 ms", " ms");
-    }
-    return (nanos / 1_000) + " µs";
   }
 }
