@@ -403,7 +403,7 @@ public final class RedisLockNode implements LockNode {
     LockNodeArguments.requireTtl(ttl, CAPABILITIES);
     try {
       long millis = ttl.toMillis();
-      return Long.toString(ttl.minusMillis(millis).isZero() ? millis : Math.addExact(millis, 1));
+      return Long.toString(ttl.getNano() % 1_000_000 == 0 ? millis : Math.addExact(millis, 1));
     } catch (ArithmeticException e) {
       throw new IllegalArgumentException("ttl " + ttl + " is too large for Redis PX", e);
     }

@@ -10,31 +10,21 @@ import java.time.format.DateTimeParseException;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Reads a {@code redis://} or {@code rediss://} URI into a {@link RedisLockNode.Builder}. Every
  * error names the problem and the accepted values; none shows the password.
  */
 final class RedisUri {
-  /** The URI query options understood, in the spelling the error messages list. */
-  static final Set<String> KNOWN_OPTIONS =
-      Set.of(
-          "user",
-          "password",
-          "database",
-          "connectTimeout",
-          "socketTimeout",
-          "poolSize",
-          "keyPrefix",
-          "verifyHostname");
+  /** The URI query options understood, as the error messages list them. */
+  private static final String KNOWN_OPTIONS =
+      "connectTimeout, database, keyPrefix, password, poolSize, socketTimeout, user, verifyHostname";
 
   private RedisUri() {}
 
   /**
    * Applies a {@code redis://[user[:password]@]host[:port][/database][?option=value&...]} URI
-   * ({@code rediss://} for TLS). Options: {@link #KNOWN_OPTIONS}.
+   * ({@code rediss://} for TLS). Options: see {@link RedisLockNode}.
    *
    * @throws IllegalArgumentException for a malformed URI or option, naming it
    */
@@ -139,7 +129,7 @@ final class RedisUri {
                   + " in Redis URI '"
                   + shown
                   + "'; known options: "
-                  + String.join(", ", new TreeSet<>(KNOWN_OPTIONS)));
+                  + KNOWN_OPTIONS);
     }
   }
 
