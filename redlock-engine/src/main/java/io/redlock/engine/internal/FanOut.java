@@ -156,35 +156,6 @@ final class FanOut {
     }
   }
 
-  /** Runs {@code policy} on {@code node} alone, in the given order and unmeasured. */
-  <T> void runOne(String operation, int node, Policy<T> policy, long deadline) {
-    run(
-        operation,
-        new Policy<T>() {
-          @Override
-          public Reply<T> start(int i) {
-            return i == node ? policy.start(i) : null;
-          }
-
-          @Override
-          public void answered(int i, T answer) {
-            policy.answered(i, answer);
-          }
-
-          @Override
-          public void failed(int i, RuntimeException failure) {
-            policy.failed(i, failure);
-          }
-
-          @Override
-          public void ended(int i, T late) {
-            policy.ended(i, late);
-          }
-        },
-        deadline,
-        false);
-  }
-
   private <T> void start(String operation, Policy<T> policy, int[] nodes, Reply<T>[] replies) {
     for (int i : nodes) {
       try {

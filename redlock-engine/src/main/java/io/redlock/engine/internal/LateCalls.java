@@ -15,7 +15,6 @@ import java.util.function.Function;
 final class LateCalls {
   private final int[] pending;
   private final boolean[] lateAcquire;
-  private int total;
 
   LateCalls(int nodes) {
     this.pending = new int[nodes];
@@ -25,16 +24,13 @@ final class LateCalls {
   /** A call on {@code node} was given up on; {@link #ended} follows when it ends. */
   synchronized void abandoned(int node, boolean acquire) {
     pending[node]++;
-    total++;
     lateAcquire[node] |= acquire;
   }
 
   /** A call given up on has ended (and whatever it left behind was seen to). */
   synchronized void ended(int node) {
     pending[node]--;
-    if (--total == 0) {
-      notifyAll();
-    }
+    notifyAll();
   }
 
   /** Whether an acquire on {@code node} was given up on: it may have set the key late. */
@@ -43,14 +39,14 @@ final class LateCalls {
   }
 
   /**
-   * Waits until every call given up on has ended, or until {@code deadline} ({@link
-   * System#nanoTime()}), whichever is first.
+   * Waits until every call given up on has ended, but on the nodes in {@code skip}, or until {@code
+   * deadline} ({@link System#nanoTime()}), whichever is first.
    *
    * @return per node, whether a call given up on is still under way
    */
-  synchronized boolean[] awaitEnded(long deadline) {
+  synchronized boolean[] awaitEnded(long deadline, boolean[] skip) {
     long left;
-    while (total > 0 && (left = deadline - System.nanoTime()) > 0) {
+    while (underWay(skip) && (left = deadline - System.nanoTime()) > 0) {
       try {
         TimeUnit.NANOSECONDS.timedWait(this, left);
       } catch (InterruptedException e) {
@@ -65,12 +61,21 @@ final class LateCalls {
     return out;
   }
 
+  private boolean underWay(boolean[] skip) {
+    for (int i = 0; i < pending.length; i++) {
+      if (pending[i] > 0 && !skip[i]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * After the lease's release ({@code first}): waits for the calls given up on until {@code
-   * deadline}, then releases again ({@code releaseAgain} on the nodes it marks) where the key may
-   * remain: where the node granted ({@code granted}, null if not known) or its grant may come late,
-   * and the release was not answered or an acquire was under way. Once nothing of the lease is
-   * under way on a node, a release answered there is final.
+   * deadline} (not for nodes that are {@code down}), then releases again ({@code releaseAgain} on
+   * the nodes it marks) where the key may remain: where the node granted ({@code granted}, null if
+   * not known) or its grant may come late, and the release was not answered or an acquire was under
+   * way. Once nothing of the lease is under way on a node, a release answered there is final.
    *
    * @return the outcome, whose failed nodes are those where the key may still be
    */
@@ -79,8 +84,9 @@ final class LateCalls {
       boolean[] granted,
       ReleaseOutcome first,
       long deadline,
+      boolean[] down,
       Function<boolean[], ReleaseOutcome> releaseAgain) {
-    boolean[] stillLate = awaitEnded(deadline);
+    boolean[] stillLate = awaitEnded(deadline, down);
     int n = names.length;
     boolean[] unsure = new boolean[n];
     boolean[] again = new boolean[n];

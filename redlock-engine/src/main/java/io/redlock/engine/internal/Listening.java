@@ -41,49 +41,35 @@ final class Listening {
     } else {
       outcome = RedlockListener.Outcome.FAILED;
     }
-    try {
-      listener.nodeCall(node, operation, outcome, nanos);
-    } catch (RuntimeException e) {
-      failed(e);
-    }
+    RedlockListener.Outcome o = outcome;
+    safely(() -> listener.nodeCall(node, operation, o, nanos));
   }
 
   void acquisition(String resource, boolean acquired, int attempts, long nanos) {
-    try {
-      listener.acquisition(resource, acquired, attempts, nanos);
-    } catch (RuntimeException e) {
-      failed(e);
-    }
+    safely(() -> listener.acquisition(resource, acquired, attempts, nanos));
   }
 
   void extension(String resource, boolean extended) {
-    try {
-      listener.extension(resource, extended);
-    } catch (RuntimeException e) {
-      failed(e);
-    }
+    safely(() -> listener.extension(resource, extended));
   }
 
   void released(String resource, ReleaseOutcome outcome) {
-    try {
-      listener.released(resource, outcome);
-    } catch (RuntimeException e) {
-      failed(e);
-    }
+    safely(() -> listener.released(resource, outcome));
   }
 
   void lost(LeaseLost lost) {
-    try {
-      listener.lost(lost);
-    } catch (RuntimeException e) {
-      failed(e);
-    }
+    safely(() -> listener.lost(lost));
   }
 
-  private void failed(RuntimeException e) {
-    if (!warned) {
-      warned = true;
-      LOG.warn("the RedlockListener {} threw; ignored (logged once)", listener, e);
+  /** Calls the listener; what it throws is logged once and ignored. */
+  private void safely(Runnable call) {
+    try {
+      call.run();
+    } catch (RuntimeException e) {
+      if (!warned) {
+        warned = true;
+        LOG.warn("the RedlockListener {} threw; ignored (logged once)", listener, e);
+      }
     }
   }
 }

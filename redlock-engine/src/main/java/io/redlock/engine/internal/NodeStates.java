@@ -175,6 +175,15 @@ final class NodeStates {
   }
 
   /** A snapshot of every node, in node order. */
+  /** Per node, whether it is down or has never answered: not worth waiting for. */
+  boolean[] down() {
+    boolean[] out = new boolean[states.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = states[i].state.get() == DOWN || !states[i].answeredOnce;
+    }
+    return out;
+  }
+
   List<NodeHealth> snapshot() {
     long now = ticker.read();
     List<NodeHealth> out = new ArrayList<>(states.length);

@@ -129,9 +129,10 @@ final class Quorum {
             "releasing a late grant of '" + resource + "' on " + names[node],
             () -> {
               try {
-                long deadline = ticker.read() + nodeTimeoutNanos;
-                fanOut.runOne(
-                    "late release", node, new Release(resource, token, null, null), deadline);
+                boolean[] only = new boolean[nodes.length];
+                only[node] = true;
+                Release release = new Release(resource, token, only, null);
+                fanOut.run("late release", release, ticker.read() + nodeTimeoutNanos, false);
                 LOG.debug("{}: late grant of '{}' released", names[node], resource);
               } finally {
                 done.run();

@@ -569,6 +569,7 @@ final class QuorumLease implements Lease {
             granted,
             first,
             deadline,
+            leasing.quorum.states.down(),
             again -> leasing.quorum.releaseAll(resource, token, timeout, again, null));
   }
 

@@ -15,13 +15,21 @@ class ReleaseAwaitingLateTest {
   private static final String KEY = "invoice-42";
   private static final Duration TTL = Duration.ofSeconds(10);
 
+  /** A Redlock whose nodes have all answered once, then with {@code slow} nodes slow. */
+  private static QuorumRedlock answeredOnce(Cluster cluster, int... slow) {
+    QuorumRedlock redlock = cluster.redlock();
+    redlock.tryAcquire("warm-up", TTL).orElseThrow().release();
+    for (int i : slow) {
+      cluster.node(i).slow();
+    }
+    return redlock;
+  }
+
   @Test
   @DisplayName("waits for late grants and cut-short releases, then leaves no key behind")
   void lateGrantsAreReleased() {
     Cluster cluster = new Cluster(5);
-    cluster.node(3).slow();
-    cluster.node(4).slow();
-    Lease lease = cluster.redlock().tryAcquire(KEY, TTL).orElseThrow();
+    Lease lease = answeredOnce(cluster, 3, 4).tryAcquire(KEY, TTL).orElseThrow();
     Thread recovery =
         new Thread(
             () -> {
@@ -57,9 +65,7 @@ class ReleaseAwaitingLateTest {
   @DisplayName("gives up after the bound on nodes whose late calls do not end")
   void boundedWait() {
     Cluster cluster = new Cluster(5);
-    cluster.node(3).slow();
-    cluster.node(4).slow();
-    Lease lease = cluster.redlock().tryAcquire(KEY, TTL).orElseThrow();
+    Lease lease = answeredOnce(cluster, 3, 4).tryAcquire(KEY, TTL).orElseThrow();
 
     long start = System.nanoTime();
     ReleaseOutcome outcome = lease.releaseAwaitingLate(Duration.ofMillis(200));
@@ -70,6 +76,21 @@ class ReleaseAwaitingLateTest {
     assertThat(outcome.failedNodes()).containsExactly("node-3", "node-4");
     assertThat(outcome.answered()).isEqualTo(3);
     cluster.node(3).deliverLate();
+    cluster.node(4).deliverLate();
+  }
+
+  @Test
+  @DisplayName("does not wait for a node that never answered, and reports it")
+  void neverAnswered() {
+    Cluster cluster = new Cluster(5);
+    cluster.node(4).slow();
+    Lease lease = cluster.redlock().tryAcquire(KEY, TTL).orElseThrow();
+
+    long start = System.nanoTime();
+    ReleaseOutcome outcome = lease.releaseAwaitingLate(Duration.ofSeconds(10));
+
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+    assertThat(outcome.failedNodes()).containsExactly("node-4");
     cluster.node(4).deliverLate();
   }
 
