@@ -21,6 +21,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 
 /**
  * A lock node held in this JVM's memory: the reference implementation of the {@link LockNode}
@@ -118,12 +119,7 @@ public final class InMemoryLockNode implements LockNode {
   public Reply<Optional<KeyHolder>> inspect(String key) {
     checkOpen();
     LockNodeArguments.requireKey(key);
-    Entry e = keys.get(key);
-    long now = ticker.read();
-    return Reply.of(
-        e == null || expired(e, now)
-            ? Optional.empty()
-            : Optional.of(new KeyHolder(e.token(), Duration.ofNanos(e.expiresAtNanos() - now))));
+    return Reply.of(holder(key));
   }
 
   /**
@@ -147,40 +143,39 @@ public final class InMemoryLockNode implements LockNode {
     return listeners.register(key, listener);
   }
 
-  private void notifyReleased(String key) {
-    listeners.released(key); // a listener's failure does not fail the release that notified it
-  }
-
   @Override
   public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
-    check(key, token);
-    LockNodeArguments.requireTtl(ttl, capabilities());
-    long now = ticker.read();
-    Entry mine = new Entry(token, now + ttl.toNanos());
-    Entry after = keys.compute(key, (k, e) -> e == null || expired(e, now) ? mine : e);
-    return Reply.of(AcquireResult.of(after == mine));
+    return Reply.of(insert(key, token, ttl, false));
   }
 
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
+    return Reply.of(insert(key, token, ttl, true));
+  }
+
+  /** Sets an absent or expired key, and moves its counter with it if {@code fenced}. */
+  private AcquireResult insert(String key, String token, Duration ttl, boolean fenced) {
     check(key, token);
     LockNodeArguments.requireTtl(ttl, capabilities());
     long now = ticker.read();
     Entry mine = new Entry(token, now + ttl.toNanos());
     long[] fence = {0};
-    keys.compute(
-        key,
-        (k, e) -> {
-          if (e != null && !expired(e, now)) {
-            return e;
-          }
-          // Under the key's lock: the counter moves together with the insert.
-          long next = Math.max(fences.getOrDefault(k, 0L), fenceFloor) + 1;
-          fences.put(k, next);
-          fence[0] = next;
-          return mine;
-        });
-    return Reply.of(fence[0] > 0 ? AcquireResult.acquired(fence[0]) : AcquireResult.HELD);
+    Entry after =
+        keys.compute(
+            key,
+            (k, e) -> {
+              if (e != null && !expired(e, now)) {
+                return e;
+              }
+              if (fenced) { // under the key's lock: the counter moves together with the insert
+                fence[0] = Math.max(fences.getOrDefault(k, 0L), fenceFloor) + 1;
+                fences.put(k, fence[0]);
+              }
+              return mine;
+            });
+    return after != mine
+        ? AcquireResult.HELD
+        : fenced ? AcquireResult.acquired(fence[0]) : AcquireResult.ACQUIRED;
   }
 
   @Override
@@ -190,18 +185,14 @@ public final class InMemoryLockNode implements LockNode {
       throw new IllegalArgumentException(
           "atLeast must be a positive fencing value, got " + atLeast);
     }
-    long now = ticker.read();
-    boolean[] raised = {false};
-    keys.computeIfPresent(
-        key,
-        (k, e) -> {
-          if (e.token().equals(token) && !expired(e, now)) {
-            raised[0] = true;
-            fences.merge(k, atLeast, Math::max);
-          }
-          return e;
-        });
-    return Reply.of(raised[0]);
+    return Reply.of(
+        ifHeldBy(
+            key,
+            token,
+            e -> {
+              fences.merge(key, atLeast, Math::max);
+              return e;
+            }));
   }
 
   @Override
@@ -218,21 +209,11 @@ public final class InMemoryLockNode implements LockNode {
   @Override
   public Reply<Boolean> release(String key, String token) {
     check(key, token);
-    long now = ticker.read();
-    boolean[] deleted = {false};
-    keys.computeIfPresent(
-        key,
-        (k, e) -> {
-          if (e.token().equals(token) && !expired(e, now)) {
-            deleted[0] = true;
-            return null;
-          }
-          return expired(e, now) ? null : e;
-        });
-    if (deleted[0]) {
-      notifyReleased(key);
+    boolean deleted = ifHeldBy(key, token, e -> null);
+    if (deleted) {
+      listeners.released(key); // a listener's failure does not fail the release that notified it
     }
-    return Reply.of(deleted[0]);
+    return Reply.of(deleted);
   }
 
   @Override
@@ -240,17 +221,26 @@ public final class InMemoryLockNode implements LockNode {
     check(key, token);
     LockNodeArguments.requireTtl(ttl, capabilities());
     long now = ticker.read();
-    boolean[] extended = {false};
+    return Reply.of(ifHeldBy(key, token, e -> new Entry(token, now + ttl.toNanos())));
+  }
+
+  /**
+   * Replaces the key's entry by {@code change} of it (null deletes it) if {@code token} holds the
+   * key, atomically; drops the entry if it expired. Answers whether {@code token} held the key.
+   */
+  private boolean ifHeldBy(String key, String token, UnaryOperator<Entry> change) {
+    long now = ticker.read();
+    boolean[] held = {false};
     keys.computeIfPresent(
         key,
         (k, e) -> {
-          if (e.token().equals(token) && !expired(e, now)) {
-            extended[0] = true;
-            return new Entry(token, now + ttl.toNanos());
+          if (expired(e, now)) {
+            return null;
           }
-          return e;
+          held[0] = e.token().equals(token);
+          return held[0] ? change.apply(e) : e;
         });
-    return Reply.of(extended[0]);
+    return held[0];
   }
 
   /**
@@ -278,17 +268,20 @@ public final class InMemoryLockNode implements LockNode {
 
   /** The token that holds {@code key} now, if any (expired keys have none). */
   public Optional<String> owner(String key) {
-    Entry e = keys.get(key);
-    return e == null || expired(e, ticker.read()) ? Optional.empty() : Optional.of(e.token());
+    return holder(key).map(KeyHolder::token);
   }
 
   /** The time {@code key} has left, if it is held. */
   public Optional<Duration> remainingTtl(String key) {
+    return holder(key).map(KeyHolder::remainingTtl);
+  }
+
+  private Optional<KeyHolder> holder(String key) {
     Entry e = keys.get(key);
     long now = ticker.read();
     return e == null || expired(e, now)
         ? Optional.empty()
-        : Optional.of(Duration.ofNanos(e.expiresAtNanos() - now));
+        : Optional.of(new KeyHolder(e.token(), Duration.ofNanos(e.expiresAtNanos() - now)));
   }
 
   /** The fencing counter of {@code key}, if a fenced acquisition or a raise ever set it. */

@@ -28,15 +28,14 @@ interface R0Setup {
         .isNotSameAs(b);
     String key = h.key("r0.1");
     String owner = token();
-    assertThat(h.acquire(a, key, owner, LONG_TTL)).as("R0.1: first node acquires").isTrue();
-    assertThat(h.acquire(b, key, token(), LONG_TTL))
-        .as(
-            "R0.1: a second node from createNode() acquired a key the first one holds:"
-                + " the two nodes do not share one store")
-        .isFalse();
-    assertThat(h.release(b, key, owner))
-        .as("R0.1: a second node could not release the first node's key with its token")
-        .isTrue();
+    assertTrue(h.acquire(a, key, owner, LONG_TTL), "R0.1: first node acquires");
+    assertFalse(
+        h.acquire(b, key, token(), LONG_TTL),
+        "R0.1: a second node from createNode() acquired a key the first one holds:"
+            + " the two nodes do not share one store");
+    assertTrue(
+        h.release(b, key, owner),
+        "R0.1: a second node could not release the first node's key with its token");
   }
 
   /**

@@ -27,7 +27,6 @@ interface R10ThreadSafety {
   @DisplayName("R10.1 many threads mixing all operations on one node get consistent answers")
   default void r10_1_oneNodeManyThreads(Harness h) throws InterruptedException {
     LockNode shared = h.node();
-    int rounds = 15;
     List<String> contended = List.of(h.key("r10.1-c0"), h.key("r10.1-c1"), h.key("r10.1-c2"));
     List<AtomicReference<String>> holders =
         List.of(new AtomicReference<>(), new AtomicReference<>(), new AtomicReference<>());
@@ -36,65 +35,10 @@ interface R10ThreadSafety {
       race.run(
           i ->
               () -> {
-                for (int round = 0; round < rounds; round++) {
-                  String k = h.key("r10.1-t" + i + "-" + round);
-                  String mine = token();
-                  String other = token();
-                  expect(
-                      h,
-                      problems,
-                      "tryAcquire of a fresh key",
-                      true,
-                      h.acquire(shared, k, mine, LONG_TTL));
-                  expect(
-                      h,
-                      problems,
-                      "tryAcquire by another token of a held key",
-                      false,
-                      h.acquire(shared, k, other, LONG_TTL));
-                  expect(
-                      h,
-                      problems,
-                      "extend by the owner",
-                      true,
-                      h.extend(shared, k, mine, LONG_TTL));
-                  expect(
-                      h,
-                      problems,
-                      "extend by another token",
-                      false,
-                      h.extend(shared, k, other, LONG_TTL));
-                  expect(
-                      h, problems, "release by another token", false, h.release(shared, k, other));
-                  expect(h, problems, "release by the owner", true, h.release(shared, k, mine));
-                  expect(
-                      h,
-                      problems,
-                      "a second release by the owner",
-                      false,
-                      h.release(shared, k, mine));
-
+                for (int round = 0; round < 15; round++) {
                   int c = (i + round) % contended.size();
-                  if (h.acquire(shared, contended.get(c), mine, LONG_TTL)) {
-                    if (!holders.get(c).compareAndSet(null, mine)) {
-                      problems.merge(
-                          "two threads held a shared key at the same time", 1, Integer::sum);
-                      continue;
-                    }
-                    expect(
-                        h,
-                        problems,
-                        "extend of a held shared key by its holder",
-                        true,
-                        h.extend(shared, contended.get(c), mine, LONG_TTL));
-                    holders.get(c).set(null);
-                    expect(
-                        h,
-                        problems,
-                        "release of a held shared key by its holder",
-                        true,
-                        h.release(shared, contended.get(c), mine));
-                  }
+                  String k = h.key("r10.1-t" + i + "-" + round);
+                  oneRound(h, shared, k, contended.get(c), holders.get(c), problems);
                 }
                 return null;
               },
@@ -105,8 +49,45 @@ interface R10ThreadSafety {
         .isEmpty();
   }
 
+  /**
+   * One thread's round: every operation on its own fresh key {@code k}, then an attempt at the key
+   * {@code shared} that other threads contend for, whose holder is tracked in {@code holder}.
+   */
+  private void oneRound(
+      Harness h,
+      LockNode n,
+      String k,
+      String shared,
+      AtomicReference<String> holder,
+      Map<String, Integer> problems) {
+    String mine = token();
+    String other = token();
+    expect(problems, "tryAcquire of a fresh key", true, h.acquire(n, k, mine, LONG_TTL));
+    expect(
+        problems,
+        "tryAcquire by another token of a held key",
+        false,
+        h.acquire(n, k, other, LONG_TTL));
+    expect(problems, "extend by the owner", true, h.extend(n, k, mine, LONG_TTL));
+    expect(problems, "extend by another token", false, h.extend(n, k, other, LONG_TTL));
+    expect(problems, "release by another token", false, h.release(n, k, other));
+    expect(problems, "release by the owner", true, h.release(n, k, mine));
+    expect(problems, "a second release by the owner", false, h.release(n, k, mine));
+    if (h.acquire(n, shared, mine, LONG_TTL)) {
+      if (!holder.compareAndSet(null, mine)) {
+        problems.merge("two threads held a shared key at the same time", 1, Integer::sum);
+        return;
+      }
+      boolean extended = h.extend(n, shared, mine, LONG_TTL);
+      expect(problems, "extend of a held shared key by its holder", true, extended);
+      holder.set(null);
+      boolean released = h.release(n, shared, mine);
+      expect(problems, "release of a held shared key by its holder", true, released);
+    }
+  }
+
   private void expect(
-      Harness h, Map<String, Integer> problems, String what, boolean expected, boolean actual) {
+      Map<String, Integer> problems, String what, boolean expected, boolean actual) {
     if (expected != actual) {
       problems.merge(what + " answered " + actual + ", expected " + expected, 1, Integer::sum);
     }

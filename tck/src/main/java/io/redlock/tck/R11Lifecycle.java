@@ -6,9 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeUri;
-import io.redlock.spi.Reply;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -41,22 +39,14 @@ interface R11Lifecycle {
   @Test
   @DisplayName("R11.2 calls after close throw IllegalStateException naming the node")
   default void r11_2_callsAfterCloseThrow(Harness h) {
-    LockNode n = h.newNode();
-    String name = n.name();
-    h.closeByKit(n);
     String key = h.key("r11.2");
     String token = token();
-    Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
-    calls.put("tryAcquire", () -> n.tryAcquire(key, token, LONG_TTL));
-    calls.put("release", () -> n.release(key, token));
-    calls.put("extend", () -> n.extend(key, token, LONG_TTL));
-    for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
-      Throwable thrown = h.thrownByCall(call.getValue());
-      assertThat(thrown)
-          .as("R11.2: %s after close", call.getKey())
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining(name);
-    }
+    h.assertRefusedAfterClose(
+        "R11.2",
+        Map.of(
+            "tryAcquire", n -> n.tryAcquire(key, token, LONG_TTL),
+            "release", n -> n.release(key, token),
+            "extend", n -> n.extend(key, token, LONG_TTL)));
   }
 
   /**
@@ -74,20 +64,20 @@ interface R11Lifecycle {
     LockNode staying = h.newNode();
     String key = h.key("r11.3");
     String owner = token();
-    assertThat(h.acquire(closing, key, owner, LONG_TTL)).isTrue();
+    assertTrue(h.acquire(closing, key, owner, LONG_TTL), "R11.3: tryAcquire of an absent key");
     h.closeByKit(closing);
-    assertThat(h.acquire(staying, key, token(), LONG_TTL))
-        .as("R11.3: another node's tryAcquire of a key held by a node that was closed")
-        .isFalse();
+    assertFalse(
+        h.acquire(staying, key, token(), LONG_TTL),
+        "R11.3: another node's tryAcquire of a key held by a node that was closed");
     String fresh = h.key("r11.3-fresh");
     String mine = token();
-    assertThat(h.acquire(staying, fresh, mine, LONG_TTL))
-        .as("R11.3: another node's tryAcquire of a fresh key after one node was closed")
-        .isTrue();
-    assertThat(h.release(staying, fresh, mine)).isTrue();
-    assertThat(h.release(staying, key, owner))
-        .as("R11.3: release, through another node, of a key acquired by the closed node")
-        .isTrue();
+    assertTrue(
+        h.acquire(staying, fresh, mine, LONG_TTL),
+        "R11.3: another node's tryAcquire of a fresh key after one node was closed");
+    assertTrue(h.release(staying, fresh, mine), "R11.3: release of the fresh key");
+    assertTrue(
+        h.release(staying, key, owner),
+        "R11.3: release, through another node, of a key acquired by the closed node");
   }
 
   /**

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.Reply;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +13,6 @@ import java.util.Queue;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -42,16 +40,13 @@ interface R12Fencing {
     h.requireFencing("R12.1");
     String key = h.key("r12.1");
     String owner = token();
-    long fence = h.acquireFenced(h.node(), key, owner, LONG_TTL, "R12.1");
-    assertThat(fence).as("R12.1: fence of a fenced acquire of an absent key").isPositive();
+    higherFence(h, key, owner, 0, "R12.1", "fence of a fenced acquire of an absent key");
     h.assertHeldBy(key, owner, "R12.1");
-    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.1"))
+    assertThat(fenced(h, key, token(), "R12.1"))
         .as("R12.1: a fenced acquire of a held key must answer not acquired (fence 0)")
         .isZero();
     h.assertHeldBy(key, owner, "R12.1 (after another token's fenced acquire)");
-    assertThat(h.release(h.node(), key, owner))
-        .as("R12.1: the holder's release of a key taken with tryAcquireFenced")
-        .isTrue();
+    assertTrue(h.release(key, owner), "R12.1: the holder's release of a key taken fenced");
   }
 
   /**
@@ -70,16 +65,11 @@ interface R12Fencing {
     String key = h.key("r12.2");
     String owner = token();
     long raised = acquireAndRaise(h, key, owner, LONG_TTL, "R12.2");
-    assertThat(h.release(h.node(), key, owner)).isTrue();
+    assertTrue(h.release(key, owner), "R12.2: release by the holder");
     String second = token();
-    long f2 = h.acquireFenced(h.node(), key, second, LONG_TTL, "R12.2");
-    assertThat(f2)
-        .as("R12.2: fence after the counter was raised to %d and the key released", raised)
-        .isGreaterThan(raised);
-    assertThat(h.release(h.node(), key, second)).isTrue();
-    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.2"))
-        .as("R12.2: fence after another release (the one before got %d)", f2)
-        .isGreaterThan(f2);
+    long f2 = higherFence(h, key, second, raised, "R12.2", "fence after a raise and a release");
+    assertTrue(h.release(key, second), "R12.2: release by the second holder");
+    higherFence(h, key, token(), f2, "R12.2", "fence after another release");
   }
 
   /**
@@ -97,11 +87,8 @@ interface R12Fencing {
     String key = h.key("r12.3");
     Duration ttl = h.ttl(SHORT_TTL);
     long raised = acquireAndRaise(h, key, token(), ttl, "R12.3");
-    long answered = System.nanoTime();
-    h.sleepPastExpiry(answered, ttl);
-    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.3"))
-        .as("R12.3: fence after the counter was raised to %d and the key expired", raised)
-        .isGreaterThan(raised);
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    higherFence(h, key, token(), raised, "R12.3", "fence after a raise and the key's expiry");
   }
 
   /**
@@ -120,21 +107,13 @@ interface R12Fencing {
     String key = h.key("r12.4");
     String first = token();
     long raised = acquireAndRaise(h, key, first, LONG_TTL, "R12.4");
-    assertThat(h.extend(h.node(), key, first, LONG_TTL))
-        .as("R12.4: extend of a key taken with tryAcquireFenced, by its holder")
-        .isTrue();
-    assertThat(h.release(h.node(), key, first))
-        .as("R12.4: release of a key taken with tryAcquireFenced, by its holder")
-        .isTrue();
+    assertTrue(h.extend(key, first, LONG_TTL), "R12.4: extend by the holder of a fenced key");
+    assertTrue(h.release(key, first), "R12.4: release by the holder of a fenced key");
     String plain = token();
-    assertThat(h.acquire(h.node(), key, plain, LONG_TTL))
-        .as("R12.4: a plain tryAcquire of a key whose counter exists")
-        .isTrue();
+    assertTrue(h.acquire(key, plain, LONG_TTL), "R12.4: a plain tryAcquire of a fenced key");
     h.assertHeldBy(key, plain, "R12.4");
-    assertThat(h.release(h.node(), key, plain)).isTrue();
-    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.4"))
-        .as("R12.4: fence after a plain acquire and release (the counter was raised to %d)", raised)
-        .isGreaterThan(raised);
+    assertTrue(h.release(key, plain), "R12.4: release by the plain holder");
+    higherFence(h, key, token(), raised, "R12.4", "fence after a plain acquire and release");
   }
 
   /**
@@ -143,10 +122,23 @@ interface R12Fencing {
    */
   private long acquireAndRaise(Harness h, String key, String owner, Duration ttl, String rule) {
     long raised = h.acquireFenced(h.node(), key, owner, ttl, rule) + FENCE_JUMP;
-    assertThat(h.raiseFence(h.node(), key, owner, raised))
-        .as("%s: raiseFence by the holder", rule)
-        .isTrue();
+    assertTrue(h.raiseFence(h.node(), key, owner, raised), "%s: raiseFence by the holder", rule);
     return raised;
+  }
+
+  /** A fenced acquisition of {@code key} for {@code owner} with a long TTL: its fence, or 0. */
+  private long fenced(Harness h, String key, String owner, String rule) {
+    return h.acquireFenced(h.node(), key, owner, LONG_TTL, rule);
+  }
+
+  /** {@link #fenced}, which must acquire the key with a fence above {@code above}. */
+  private long higherFence(
+      Harness h, String key, String owner, long above, String rule, String what) {
+    long fence = fenced(h, key, owner, rule);
+    assertThat(fence)
+        .as("%s: %s (the fence before was %d)", rule, what, above)
+        .isGreaterThan(above);
+    return fence;
   }
 
   /**
@@ -162,25 +154,16 @@ interface R12Fencing {
     h.requireFencing("R12.5");
     String key = h.key("r12.5");
     String first = token();
-    long f1 = h.acquireFenced(h.node(), key, first, LONG_TTL, "R12.5");
-    long raised = f1 + FENCE_JUMP;
-    assertThat(h.raiseFence(h.node(), key, first, raised))
-        .as("R12.5: raiseFence by the holder")
-        .isTrue();
+    long raised = acquireAndRaise(h, key, first, LONG_TTL, "R12.5");
     h.assertHeldBy(key, first, "R12.5 (after raiseFence)");
-    assertThat(h.release(h.node(), key, first)).isTrue();
+    assertTrue(h.release(key, first), "R12.5: release by the holder");
     String second = token();
-    long f2 = h.acquireFenced(h.node(), key, second, LONG_TTL, "R12.5");
-    assertThat(f2)
-        .as("R12.5: fence after the holder raised the counter to %d", raised)
-        .isGreaterThan(raised);
-    assertThat(h.raiseFence(h.node(), key, second, 1))
-        .as("R12.5: raiseFence by the holder to a value below the counter still answers true")
-        .isTrue();
-    assertThat(h.release(h.node(), key, second)).isTrue();
-    assertThat(h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.5"))
-        .as("R12.5: fence after a raise to 1 (it must not lower the counter below %d)", f2)
-        .isGreaterThan(f2);
+    long f2 = higherFence(h, key, second, raised, "R12.5", "fence after the holder's raise");
+    assertTrue(
+        h.raiseFence(h.node(), key, second, 1),
+        "R12.5: raiseFence by the holder to a value below the counter still answers true");
+    assertTrue(h.release(key, second), "R12.5: release by the second holder");
+    higherFence(h, key, token(), f2, "R12.5", "fence after a raise to 1 (it must not lower it)");
   }
 
   /**
@@ -197,27 +180,23 @@ interface R12Fencing {
     h.requireFencing("R12.6");
     String key = h.key("r12.6");
     String owner = token();
-    long f1 = h.acquireFenced(h.node(), key, owner, LONG_TTL, "R12.6");
-    long raised = f1 + FENCE_JUMP;
-    assertThat(h.raiseFence(h.node(), key, token(), raised))
-        .as("R12.6: raiseFence with another token than the holder's")
-        .isFalse();
-    assertThat(h.release(h.node(), key, owner)).isTrue();
-    assertThat(h.raiseFence(h.node(), key, owner, raised))
-        .as("R12.6: raiseFence by the former holder after it released the key")
-        .isFalse();
+    long raised = fenced(h, key, owner, "R12.6") + FENCE_JUMP;
+    assertFalse(
+        h.raiseFence(h.node(), key, token(), raised),
+        "R12.6: raiseFence with another token than the holder's");
+    assertTrue(h.release(key, owner), "R12.6: release by the holder");
+    assertFalse(
+        h.raiseFence(h.node(), key, owner, raised),
+        "R12.6: raiseFence by the former holder after it released the key");
     Duration ttl = h.ttl(SHORT_TTL);
     String shortLived = token();
     long f2 = h.acquireFenced(h.node(), key, shortLived, ttl, "R12.6");
-    long answered = System.nanoTime();
-    h.sleepPastExpiry(answered, ttl);
-    assertThat(h.raiseFence(h.node(), key, shortLived, raised))
-        .as("R12.6: raiseFence by a holder whose key has expired")
-        .isFalse();
-    long f3 = h.acquireFenced(h.node(), key, token(), LONG_TTL, "R12.6");
-    assertThat(f3)
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    assertFalse(
+        h.raiseFence(h.node(), key, shortLived, raised),
+        "R12.6: raiseFence by a holder whose key has expired");
+    assertThat(higherFence(h, key, token(), f2, "R12.6", "fence after three refused raises"))
         .as("R12.6: fence after three refused raises to %d", raised)
-        .isGreaterThan(f2)
         .isLessThan(raised);
   }
 
@@ -237,7 +216,7 @@ interface R12Fencing {
     Duration ttl = h.ttl(SHORT_TTL);
     long fence = h.acquireFenced(h.node(), key, owner, ttl, "R12.7");
     long answered = System.nanoTime();
-    assertThat(h.raiseFence(h.node(), key, owner, fence + 1)).as("R12.7: raiseFence").isTrue();
+    assertTrue(h.raiseFence(h.node(), key, owner, fence + 1), "R12.7: raiseFence");
     h.inspector()
         .ifPresent(
             backdoor -> {
@@ -269,10 +248,7 @@ interface R12Fencing {
   default void r12_8_increasingUnderContention(Harness h) throws InterruptedException {
     h.requireFencing("R12.8");
     String key = h.key("r12.8");
-    List<LockNode> clients = new ArrayList<>();
-    for (int i = 0; i < CLIENTS; i++) {
-      clients.add(h.newNode());
-    }
+    List<LockNode> clients = h.clients();
     AtomicInteger turn = new AtomicInteger();
     Map<Integer, Long> fenceOfTurn = new java.util.concurrent.ConcurrentHashMap<>();
     try (Race race = new Race(THREADS, "r12.8")) {
@@ -326,12 +302,9 @@ interface R12Fencing {
     String key = h.key("r12.9");
     String first = token();
     long raised = acquireAndRaise(h, key, first, LONG_TTL, "R12.9");
-    assertThat(h.release(h.node(), key, first)).isTrue();
+    assertTrue(h.release(key, first), "R12.9: release by the holder");
     Duration tiny = h.ttl(Duration.ofMillis(2));
-    List<LockNode> clients = new ArrayList<>();
-    for (int i = 0; i < CLIENTS; i++) {
-      clients.add(h.newNode());
-    }
+    List<LockNode> clients = h.clients();
     Queue<long[]> acquired = new ConcurrentLinkedQueue<>(); // {start, end, fence}
     long until = System.nanoTime() + Duration.ofSeconds(1).toNanos();
     try (Race race = new Race(THREADS, "r12.9")) {
@@ -408,18 +381,11 @@ interface R12Fencing {
     h.assertRejected("raiseFence with a null token", () -> n.raiseFence(key, null, 5));
     h.assertRejected("raiseFence with 0", () -> n.raiseFence(key, token(), 0));
     h.assertRejected("raiseFence with a negative value", () -> n.raiseFence(key, token(), -7));
-    LockNode closing = h.newNode();
-    String name = closing.name();
-    h.closeByKit(closing);
-    Map<String, Supplier<Reply<?>>> calls = new java.util.LinkedHashMap<>();
-    calls.put("tryAcquireFenced", () -> closing.tryAcquireFenced(key, token(), LONG_TTL));
-    calls.put("raiseFence", () -> closing.raiseFence(key, token(), 5));
-    for (Map.Entry<String, Supplier<Reply<?>>> call : calls.entrySet()) {
-      assertThat(h.thrownByCall(call.getValue()))
-          .as("R12.10: %s after close", call.getKey())
-          .isInstanceOf(IllegalStateException.class)
-          .hasMessageContaining(name);
-    }
+    h.assertRefusedAfterClose(
+        "R12.10",
+        Map.of(
+            "tryAcquireFenced", c -> c.tryAcquireFenced(key, token(), LONG_TTL),
+            "raiseFence", c -> c.raiseFence(key, token(), 5)));
   }
 
   /**
@@ -438,7 +404,7 @@ interface R12Fencing {
     h.requireFencing("R12.11");
     String key = h.key("r12.11");
     String before = token();
-    long f1 = h.acquireFenced(h.node(), key, before, LONG_TTL, "R12.11");
+    long f1 = fenced(h, key, before, "R12.11");
     h.requireRestart("R12.11");
     LockNode after = h.newNode();
     // A durable store still holds the key: free it (a store that lost it answers false).

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.ReleaseSubscription;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
@@ -35,15 +36,9 @@ interface R14ReleaseNotifications {
     Semaphore heard = new Semaphore(0);
     try (ReleaseSubscription subscription = listening.onRelease(key, heard::release)) {
       assertThat(subscription).as("R14.1: onRelease returned null").isNotNull();
-      // A node may start listening lazily: the first release may come before it listens.
-      boolean live = false;
-      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
-        live = acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(200), "R14.1");
-      }
-      assertThat(live)
-          .as("R14.1: a listener registered 10 s ago has heard none of the releases since")
-          .isTrue();
+      assertTrue(
+          live(h, releasing, key, heard, "R14.1"),
+          "R14.1: a listener registered 10 s ago has heard none of the releases since");
       sleepUntil(System.nanoTime() + Duration.ofSeconds(1).toNanos()); // the releasing side learns
       for (int round = 1; round <= 3; round++) {
         assertThat(acquireThenReleaseHeard(h, releasing, key, heard, NOTIFICATION_BOUND, "R14.1"))
@@ -73,12 +68,8 @@ interface R14ReleaseNotifications {
     Runnable listener = heard::release;
     ReleaseSubscription first = listening.onRelease(key, listener);
     try (ReleaseSubscription second = listening.onRelease(key, listener)) {
-      boolean live = false;
-      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      for (int i = 0; i < 50 && !live && System.nanoTime() - deadline < 0; i++) {
-        live = acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(200), "R14.2");
-      }
-      assertThat(live).as("R14.2: the listener never heard a release").isTrue();
+      assertTrue(
+          live(h, releasing, key, heard, "R14.2"), "R14.2: the listener never heard a release");
       sleepUntil(System.nanoTime() + Duration.ofMillis(200).toNanos());
       heard.drainPermits();
       first.close();
@@ -110,18 +101,26 @@ interface R14ReleaseNotifications {
   @DisplayName("R14.3 onRelease checks its key and refuses after close")
   default void r14_3_onReleaseChecksArguments(Harness h) {
     h.requireReleaseNotifications("R14.3");
-    LockNode n = h.newNode();
-    String name = n.name();
-    Throwable empty = catchThrowableOf(h, () -> n.onRelease("", () -> {}));
-    assertThat(empty)
+    assertThat(h.thrownByCall(() -> h.node().onRelease("", () -> {})))
         .as("R14.3: onRelease with an empty key")
         .isInstanceOf(IllegalArgumentException.class);
-    h.closeByKit(n);
-    Throwable closed = catchThrowableOf(h, () -> n.onRelease(h.key("r14.3"), () -> {}));
-    assertThat(closed)
-        .as("R14.3: onRelease after close")
-        .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining(name);
+    h.assertRefusedAfterClose(
+        "R14.3", Map.of("onRelease", n -> n.onRelease(h.key("r14.3"), () -> {})));
+  }
+
+  /**
+   * Whether a listener hears one of the releases of {@code key} made for up to 10 s: a node may
+   * start listening lazily, so the first releases may come before it listens.
+   */
+  private boolean live(Harness h, LockNode releasing, String key, Semaphore heard, String rule)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    for (int i = 0; i < 50 && System.nanoTime() - deadline < 0; i++) {
+      if (acquireThenReleaseHeard(h, releasing, key, heard, Duration.ofMillis(200), rule)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Acquires and releases {@code key}; true if {@code heard} got a call within {@code wait}. */
@@ -129,19 +128,10 @@ interface R14ReleaseNotifications {
       Harness h, LockNode n, String key, Semaphore heard, Duration wait, String rule)
       throws InterruptedException {
     String owner = token();
-    assertThat(h.acquire(n, key, owner, LONG_TTL)).as("%s: acquire the key", rule).isTrue();
+    assertTrue(h.acquire(n, key, owner, LONG_TTL), "%s: acquire the key", rule);
     heard.drainPermits();
-    assertThat(h.release(n, key, owner)).as("%s: release the key", rule).isTrue();
+    assertTrue(h.release(n, key, owner), "%s: release the key", rule);
     h.held.remove(new Held(key, owner));
     return heard.tryAcquire(wait.toNanos(), TimeUnit.NANOSECONDS);
-  }
-
-  private Throwable catchThrowableOf(Harness h, Runnable call) {
-    try {
-      call.run();
-      return null;
-    } catch (Throwable t) {
-      return t;
-    }
   }
 }

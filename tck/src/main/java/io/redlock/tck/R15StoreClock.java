@@ -7,6 +7,7 @@ import io.redlock.RedlockException;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.Reply;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -92,13 +93,7 @@ interface R15StoreClock {
   @DisplayName("R15.3 serverTime() after close throws IllegalStateException naming the node")
   default void r15_3_serverTimeAfterClose(Harness h) {
     h.requireClock("R15.3");
-    LockNode n = h.newNode();
-    String name = n.name();
-    h.closeByKit(n);
-    assertThat(h.thrownByCall(n::serverTime))
-        .as("R15.3: serverTime() after close")
-        .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining(name);
+    h.assertRefusedAfterClose("R15.3", Map.of("serverTime()", LockNode::serverTime));
   }
 
   /**

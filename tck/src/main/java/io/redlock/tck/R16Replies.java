@@ -151,22 +151,16 @@ interface R16Replies {
       sleepUntil(System.nanoTime() + AFTERWARDS.toNanos());
       return ending;
     }
-    Assumptions.assumeTrue(
-        false,
-        rule
-            + " skipped: of the last calls of "
-            + TRIES
-            + " bursts of "
-            + BURST
-            + ", "
-            + answered
-            + " were answered before a zero-timeout await returned"
-            + (dropped
-                ? " and the others had been sent already (they ended with their answer)"
-                : "")
-            + ", so there was nothing "
-            + (dropped ? "to drop" : "to abandon"));
-    throw new AssertionError("unreachable");
+    return Assumptions.abort(
+        String.format(
+            "%s skipped: of the last calls of %d bursts of %d, %d were answered before a"
+                + " zero-timeout await returned%s, so there was nothing to %s",
+            rule,
+            TRIES,
+            BURST,
+            answered,
+            dropped ? " and the others had been sent already (they ended with their answer)" : "",
+            dropped ? "drop" : "abandon"));
   }
 
   /** Abandons {@code call} and waits for its end, up to {@code replyTimeout()}. */

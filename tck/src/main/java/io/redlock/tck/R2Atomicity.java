@@ -45,10 +45,7 @@ interface R2Atomicity {
   @Test
   @DisplayName("R2.2 of several separate node instances racing on one key, exactly one acquires")
   default void r2_2_separateClients(Harness h) throws InterruptedException {
-    List<LockNode> clients = new ArrayList<>();
-    for (int i = 0; i < CLIENTS; i++) {
-      clients.add(h.newNode());
-    }
+    List<LockNode> clients = h.clients();
     raceRounds(h, "R2.2", i -> clients.get(i % CLIENTS));
   }
 
@@ -65,10 +62,7 @@ interface R2Atomicity {
   @Test
   @DisplayName("R2.3 threads incrementing a non-atomic counter under the key lose no update")
   default void r2_3_mutualExclusionFuzz(Harness h) throws InterruptedException {
-    List<LockNode> clients = new ArrayList<>();
-    for (int i = 0; i < CLIENTS; i++) {
-      clients.add(h.newNode());
-    }
+    List<LockNode> clients = h.clients();
     String key = h.key("r2.3");
     AtomicInteger counter = new AtomicInteger(); // incremented by a get and a set: not atomic
     AtomicInteger inside = new AtomicInteger();
@@ -147,9 +141,8 @@ interface R2Atomicity {
                 rule, round, THREADS)
             .hasSize(1);
         h.assertHeldBy(key, winners.get(0), rule + " round " + round);
-        assertThat(h.release(h.node(), key, winners.get(0)))
-            .as("%s: round %d: the winner's release", rule, round)
-            .isTrue();
+        assertTrue(
+            h.release(key, winners.get(0)), "%s: round %d: the winner's release", rule, round);
       }
     }
   }

@@ -4,7 +4,6 @@ import static io.redlock.tck.Harness.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
-import java.time.Duration;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -24,12 +23,10 @@ interface R4CompareAndDelete {
   default void r4_1_wrongTokenIsNoOp(Harness h) {
     String key = h.key("r4.1");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(h.release(h.node(), key, token()))
-        .as("R4.1: release with a wrong token must answer false")
-        .isFalse();
+    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.1: tryAcquire of an absent key");
+    assertFalse(h.release(key, token()), "R4.1: release with a wrong token must answer false");
     h.assertHeldBy(key, owner, "R4.1: after a release with a wrong token,");
-    assertThat(h.release(h.node(), key, owner)).as("R4.1: the owner's release afterwards").isTrue();
+    assertTrue(h.release(key, owner), "R4.1: the owner's release afterwards");
   }
 
   /**
@@ -44,19 +41,15 @@ interface R4CompareAndDelete {
   default void r4_2_rightTokenDeletes(Harness h) {
     String key = h.key("r4.2");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(h.release(h.node(), key, owner))
-        .as("R4.2: release with the owner's token must answer true")
-        .isTrue();
+    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.2: tryAcquire of an absent key");
+    assertTrue(h.release(key, owner), "R4.2: release with the owner's token must answer true");
     h.inspector()
         .ifPresent(
             backdoor ->
                 assertThat(backdoor.inspect(key))
                     .as("R4.2: the key read through the backdoor after release")
                     .isEmpty());
-    assertThat(h.release(h.node(), key, owner))
-        .as("R4.2: a second release of the same key must answer false")
-        .isFalse();
+    assertFalse(h.release(key, owner), "R4.2: a second release of the same key must answer false");
     h.assertAbsent(key, "R4.2: after release");
   }
 
@@ -69,9 +62,7 @@ interface R4CompareAndDelete {
   @DisplayName("R4.3 release of an absent key answers false")
   default void r4_3_releaseOfAbsentKey(Harness h) {
     String key = h.key("r4.3");
-    assertThat(h.release(h.node(), key, token()))
-        .as("R4.3: release of a key that was never acquired")
-        .isFalse();
+    assertFalse(h.release(key, token()), "R4.3: release of a key that was never acquired");
     h.assertAbsent(key, "R4.3: after releasing a key that was never acquired");
   }
 
@@ -85,20 +76,7 @@ interface R4CompareAndDelete {
   @Test
   @DisplayName("R4.4 the old token cannot delete the new owner's key after expiry")
   default void r4_4_oldTokenCannotDeleteNewOwnersKey(Harness h) {
-    String key = h.key("r4.4");
-    String old = token();
-    Duration ttl = h.ttl(SHORT_TTL);
-    assertThat(h.acquire(h.node(), key, old, ttl)).isTrue();
-    h.sleepPastExpiry(System.nanoTime(), ttl);
-    String current = token();
-    assertThat(h.acquire(h.node(), key, current, LONG_TTL))
-        .as("R4.4: another token acquires the key after its TTL")
-        .isTrue();
-    assertThat(h.release(h.node(), key, old))
-        .as("R4.4: release by the old token of a key now held by another")
-        .isFalse();
-    h.assertHeldBy(key, current, "R4.4: after the old token's release,");
-    assertThat(h.release(h.node(), key, current)).isTrue();
+    h.assertOldOwnerRefused("R4.4", "release", h::release);
   }
 
   /**
@@ -114,13 +92,13 @@ interface R4CompareAndDelete {
     LockNode other = h.newNode();
     String key = h.key("r4.5");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(h.extend(other, key, owner, LONG_TTL))
-        .as("R4.5: extend through another node instance with the owner's token")
-        .isTrue();
-    assertThat(h.release(other, key, owner))
-        .as("R4.5: release through another node instance with the owner's token")
-        .isTrue();
+    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.5: tryAcquire of an absent key");
+    assertTrue(
+        h.extend(other, key, owner, LONG_TTL),
+        "R4.5: extend through another node instance with the owner's token");
+    assertTrue(
+        h.release(other, key, owner),
+        "R4.5: release through another node instance with the owner's token");
     h.assertAbsent(key, "R4.5: after release through another node instance");
   }
 
@@ -137,7 +115,7 @@ interface R4CompareAndDelete {
   @Test
   @DisplayName("R4.6 a release racing a takeover at expiry never deletes the new owner's key")
   default void r4_6_releaseIsAtomicAtExpiry(Harness h) throws InterruptedException {
-    for (Takeover round : h.raceAtExpiry("R4.6", h::release)) {
+    for (Race.Takeover round : Race.atExpiry(h, "R4.6", h::release)) {
       assertThat(round.takers())
           .as(
               "R4.6: clients that acquired the key while the old owner's release raced them (%s);"
@@ -145,12 +123,11 @@ interface R4CompareAndDelete {
               round)
           .hasSizeLessThanOrEqualTo(1);
       for (String taker : round.takers()) {
-        assertThat(h.release(h.node(), round.key(), taker))
-            .as(
-                "R4.6: the new owner's release after the old owner's release raced its acquire"
-                    + " (%s): the old owner deleted the new owner's key",
-                round)
-            .isTrue();
+        assertTrue(
+            h.release(round.key(), taker),
+            "R4.6: the new owner's release after the old owner's release raced its acquire"
+                + " (%s): the old owner deleted the new owner's key",
+            round);
       }
     }
   }

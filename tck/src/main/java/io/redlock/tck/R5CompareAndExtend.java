@@ -24,11 +24,10 @@ interface R5CompareAndExtend {
     Duration ttl = h.ttl(SHORT_TTL);
     String key = h.key("r5.1");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
+    assertTrue(h.acquire(key, owner, ttl), "R5.1: tryAcquire of an absent key");
     long acquired = System.nanoTime();
-    assertThat(h.extend(h.node(), key, token(), LONG_TTL))
-        .as("R5.1: extend with a wrong token must answer false")
-        .isFalse();
+    assertFalse(
+        h.extend(key, token(), LONG_TTL), "R5.1: extend with a wrong token must answer false");
     h.inspector()
         .flatMap(backdoor -> backdoor.inspect(key))
         .ifPresent(
@@ -52,11 +51,9 @@ interface R5CompareAndExtend {
     Duration ttl = h.ttl(SHORT_TTL);
     String key = h.key("r5.2");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
+    assertTrue(h.acquire(key, owner, ttl), "R5.2: tryAcquire of an absent key");
     h.sleepPastExpiry(System.nanoTime(), ttl);
-    assertThat(h.extend(h.node(), key, owner, LONG_TTL))
-        .as("R5.2: extend by the old owner after the TTL has passed")
-        .isFalse();
+    assertFalse(h.extend(key, owner, LONG_TTL), "R5.2: extend by the old owner after its TTL");
     h.assertAbsent(key, "R5.2: after an extend of an expired key");
   }
 
@@ -81,16 +78,16 @@ interface R5CompareAndExtend {
       String key = h.key("r5.3-" + attempt);
       String owner = token();
       long start = System.nanoTime();
-      assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
+      assertTrue(h.acquire(key, owner, ttl), "R5.3: tryAcquire of an absent key");
       long acquired = System.nanoTime();
       sleepUntil(start + ttl.toNanos() / 2);
       long extendStart = System.nanoTime();
-      boolean extended = h.extend(h.node(), key, owner, longer);
+      boolean extended = h.extend(key, owner, longer);
       long extendEnd = System.nanoTime();
       if (extendEnd - h.heldUntil(start, ttl) > 0) {
         continue; // Too close to the TTL to judge on this machine; try again with a fresh key.
       }
-      assertThat(extended).as("R5.3: the owner's extend of a live key must answer true").isTrue();
+      assertTrue(extended, "R5.3: the owner's extend of a live key must answer true");
       h.sleepPastExpiry(acquired, ttl);
       h.assertHeldInTime(key, extendStart, longer, "past its original expiry", "R5.3");
       h.sleepPastExpiry(extendEnd, longer);
@@ -117,14 +114,10 @@ interface R5CompareAndExtend {
     Duration ttl = h.ttl(SHORT_TTL);
     String key = h.key("r5.4");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, LONG_TTL)).isTrue();
-    assertThat(h.extend(h.node(), key, owner, ttl))
-        .as("R5.4: the owner's extend of a live key with a shorter TTL")
-        .isTrue();
-    long extended = System.nanoTime();
-    h.sleepPastExpiry(extended, ttl);
-    h.assertAbsent(
-        key, "R5.4: after being extended to " + ttl.toMillis() + " ms from a longer TTL");
+    assertTrue(h.acquire(key, owner, LONG_TTL), "R5.4: tryAcquire of an absent key");
+    assertTrue(h.extend(key, owner, ttl), "R5.4: the owner's extend with a shorter TTL");
+    h.sleepPastExpiry(System.nanoTime(), ttl);
+    h.assertAbsent(key, "R5.4: after being extended to " + ttl.toMillis() + " ms");
   }
 
   /**
@@ -137,18 +130,7 @@ interface R5CompareAndExtend {
   @Test
   @DisplayName("R5.5 the old token cannot extend the new owner's key after expiry")
   default void r5_5_oldTokenCannotExtendNewOwnersKey(Harness h) {
-    String key = h.key("r5.5");
-    String old = token();
-    Duration ttl = h.ttl(SHORT_TTL);
-    assertThat(h.acquire(h.node(), key, old, ttl)).isTrue();
-    h.sleepPastExpiry(System.nanoTime(), ttl);
-    String current = token();
-    assertThat(h.acquire(h.node(), key, current, LONG_TTL)).isTrue();
-    assertThat(h.extend(h.node(), key, old, LONG_TTL))
-        .as("R5.5: extend by the old token of a key now held by another")
-        .isFalse();
-    h.assertHeldBy(key, current, "R5.5: after the old token's extend,");
-    assertThat(h.release(h.node(), key, current)).isTrue();
+    h.assertOldOwnerRefused("R5.5", "extend", (n, key, old) -> h.extend(n, key, old, LONG_TTL));
   }
 
   /**
@@ -160,9 +142,7 @@ interface R5CompareAndExtend {
   @DisplayName("R5.6 extend of an absent key answers false and does not create it")
   default void r5_6_extendOfAbsentKey(Harness h) {
     String key = h.key("r5.6");
-    assertThat(h.extend(h.node(), key, token(), LONG_TTL))
-        .as("R5.6: extend of a key that was never acquired")
-        .isFalse();
+    assertFalse(h.extend(key, token(), LONG_TTL), "R5.6: extend of a key that was never acquired");
     h.assertAbsent(key, "R5.6: after extending a key that was never acquired");
   }
 
@@ -177,21 +157,14 @@ interface R5CompareAndExtend {
   @DisplayName("R5.7 (backdoor) after extend the server's remaining TTL is the new TTL")
   default void r5_7_serverTtlAfterExtend(Harness h) {
     KeyInspector backdoor = h.requireInspector("R5.7");
-    Duration slack = h.precision().plusMillis(20);
     Duration ttl = h.ttl(Duration.ofSeconds(5));
     Duration longer = h.ttl(Duration.ofSeconds(20));
     String key = h.key("r5.7");
     String owner = token();
-    assertThat(h.acquire(h.node(), key, owner, ttl)).isTrue();
+    assertTrue(h.acquire(key, owner, ttl), "R5.7: tryAcquire of an absent key");
     long start = System.nanoTime();
-    assertThat(h.extend(h.node(), key, owner, longer)).isTrue();
-    KeyInspector.KeyState state = h.inspectPresent(backdoor, key, "R5.7");
-    long inspected = System.nanoTime();
-    assertThat(state.owner()).as("R5.7: owner after extend").isEqualTo(owner);
-    assertThat(state.remainingTtl())
-        .as("R5.7: the server's remaining TTL after extending to %s", longer)
-        .isLessThanOrEqualTo(longer.plus(slack))
-        .isGreaterThanOrEqualTo(longer.minus(Duration.ofNanos(inspected - start)).minus(slack));
+    assertTrue(h.extend(key, owner, longer), "R5.7: extend by the owner");
+    h.assertServerTtl(backdoor, key, owner, longer, start, "R5.7");
   }
 
   /**
@@ -208,14 +181,13 @@ interface R5CompareAndExtend {
   @Test
   @DisplayName("R5.8 an extend racing a takeover at expiry never leaves two holders")
   default void r5_8_extendIsAtomicAtExpiry(Harness h) throws InterruptedException {
-    for (Takeover round :
-        h.raceAtExpiry("R5.8", (n, key, owner) -> h.extend(n, key, owner, LONG_TTL))) {
-      assertThat(round.ownerAnswer() && !round.takers().isEmpty())
-          .as(
-              "R5.8: the owner's extend answered true although another client acquired the key at"
-                  + " its expiry (%s): both now believe they hold it",
-              round)
-          .isFalse();
+    for (Race.Takeover round :
+        Race.atExpiry(h, "R5.8", (n, key, owner) -> h.extend(n, key, owner, LONG_TTL))) {
+      assertFalse(
+          round.ownerAnswer() && !round.takers().isEmpty(),
+          "R5.8: the owner's extend answered true although another client acquired the key at"
+              + " its expiry (%s): both now believe they hold it",
+          round);
     }
   }
 }

@@ -27,19 +27,13 @@ interface R6KeyIsolation {
     String b = h.key("r6.1-b");
     String ownerA = token();
     String ownerB = token();
-    assertThat(h.acquire(h.node(), a, ownerA, LONG_TTL)).isTrue();
-    assertThat(h.acquire(h.node(), b, ownerB, LONG_TTL))
-        .as("R6.1: a second key while the first is held")
-        .isTrue();
-    assertThat(h.release(h.node(), b, ownerA))
-        .as("R6.1: release of key B with key A's token")
-        .isFalse();
-    assertThat(h.extend(h.node(), b, ownerA, LONG_TTL))
-        .as("R6.1: extend of key B with key A's token")
-        .isFalse();
-    assertThat(h.release(h.node(), a, ownerA)).as("R6.1: release of key A by its owner").isTrue();
+    assertTrue(h.acquire(a, ownerA, LONG_TTL), "R6.1: tryAcquire of key A");
+    assertTrue(h.acquire(b, ownerB, LONG_TTL), "R6.1: a second key while the first is held");
+    assertFalse(h.release(b, ownerA), "R6.1: release of key B with key A's token");
+    assertFalse(h.extend(b, ownerA, LONG_TTL), "R6.1: extend of key B with key A's token");
+    assertTrue(h.release(a, ownerA), "R6.1: release of key A by its owner");
     h.assertHeldBy(b, ownerB, "R6.1: after key A was released,");
-    assertThat(h.release(h.node(), b, ownerB)).isTrue();
+    assertTrue(h.release(b, ownerB), "R6.1: release of key B by its owner");
   }
 
   /**
@@ -67,22 +61,22 @@ interface R6KeyIsolation {
             stem + "%",
             stem + "*");
     String owner = token();
-    assertThat(h.acquire(h.node(), base, owner, LONG_TTL)).isTrue();
+    assertThat(h.acquire(base, owner, LONG_TTL)).isTrue();
     Map<String, String> owners = new java.util.LinkedHashMap<>();
     SoftAssertions soft = new SoftAssertions();
     for (String other : others) {
       String t = token();
       owners.put(other, t);
-      soft.assertThat(h.acquire(h.node(), other, t, LONG_TTL))
+      soft.assertThat(h.acquire(other, t, LONG_TTL))
           .as("R6.2: acquire '%s' while '%s' is held", other, base)
           .isTrue();
-      soft.assertThat(h.release(h.node(), other, owner))
+      soft.assertThat(h.release(other, owner))
           .as("R6.2: release '%s' with the token of '%s'", other, base)
           .isFalse();
     }
     soft.assertAll();
     h.assertHeldBy(base, owner, "R6.2: after acquiring keys that extend or match it,");
-    assertThat(h.release(h.node(), base, owner)).isTrue();
+    assertThat(h.release(base, owner)).isTrue();
     for (Map.Entry<String, String> e : owners.entrySet()) {
       h.assertHeldBy(e.getKey(), e.getValue(), "R6.2: after '" + base + "' was released,");
     }
@@ -166,13 +160,13 @@ interface R6KeyIsolation {
     SoftAssertions soft = new SoftAssertions();
     for (List<String> pair : pairs) {
       String first = token();
-      assertThat(h.acquire(h.node(), pair.get(0), first, LONG_TTL)).isTrue();
-      soft.assertThat(h.acquire(h.node(), pair.get(1), token(), LONG_TTL))
+      assertThat(h.acquire(pair.get(0), first, LONG_TTL)).isTrue();
+      soft.assertThat(h.acquire(pair.get(1), token(), LONG_TTL))
           .as(
               "%s: acquire %s while %s is held (different strings, so different keys)",
               rule, shortly(pair.get(1)), shortly(pair.get(0)))
           .isTrue();
-      soft.assertThat(h.release(h.node(), pair.get(1), first))
+      soft.assertThat(h.release(pair.get(1), first))
           .as(
               "%s: release %s with the token of %s",
               rule, shortly(pair.get(1)), shortly(pair.get(0)))

@@ -120,14 +120,14 @@ interface R7UnusualText {
     SoftAssertions soft = new SoftAssertions();
     for (List<String> pair : pairs) {
       String key = h.key("r7.5");
-      assertThat(h.acquire(h.node(), key, pair.get(0), LONG_TTL)).isTrue();
-      soft.assertThat(h.extend(h.node(), key, pair.get(1), LONG_TTL))
+      assertThat(h.acquire(key, pair.get(0), LONG_TTL)).isTrue();
+      soft.assertThat(h.extend(key, pair.get(1), LONG_TTL))
           .as("R7.5: extend with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
           .isFalse();
-      soft.assertThat(h.release(h.node(), key, pair.get(1)))
+      soft.assertThat(h.release(key, pair.get(1)))
           .as("R7.5: release with %s of a key held by %s", visible(pair.get(1)), pair.get(0))
           .isFalse();
-      soft.assertThat(h.release(h.node(), key, pair.get(0)))
+      soft.assertThat(h.release(key, pair.get(0)))
           .as("R7.5: release by the real owner %s", pair.get(0))
           .isTrue();
     }
@@ -136,7 +136,7 @@ interface R7UnusualText {
 
   private void roundTrip(Harness h, String key, String owner, String rule) {
     SoftAssertions soft = new SoftAssertions();
-    soft.assertThat(h.acquire(h.node(), key, owner, LONG_TTL))
+    soft.assertThat(h.acquire(key, owner, LONG_TTL))
         .as("%s: tryAcquire of an absent key", rule)
         .isTrue();
     h.inspector()
@@ -145,19 +145,13 @@ interface R7UnusualText {
                 soft.assertThat(backdoor.inspect(key).map(KeyInspector.KeyState::owner))
                     .as("%s: the token stored under the key, read through the backdoor", rule)
                     .contains(owner));
-    soft.assertThat(h.acquire(h.node(), key, token(), LONG_TTL))
+    soft.assertThat(h.acquire(key, token(), LONG_TTL))
         .as("%s: tryAcquire by another token while held", rule)
         .isFalse();
-    soft.assertThat(h.extend(h.node(), key, owner, LONG_TTL))
-        .as("%s: extend by the owner", rule)
-        .isTrue();
-    soft.assertThat(h.release(h.node(), key, token()))
-        .as("%s: release by another token", rule)
-        .isFalse();
-    soft.assertThat(h.release(h.node(), key, owner)).as("%s: release by the owner", rule).isTrue();
-    soft.assertThat(h.release(h.node(), key, owner))
-        .as("%s: a second release by the owner", rule)
-        .isFalse();
+    soft.assertThat(h.extend(key, owner, LONG_TTL)).as("%s: extend by the owner", rule).isTrue();
+    soft.assertThat(h.release(key, token())).as("%s: release by another token", rule).isFalse();
+    soft.assertThat(h.release(key, owner)).as("%s: release by the owner", rule).isTrue();
+    soft.assertThat(h.release(key, owner)).as("%s: a second release by the owner", rule).isFalse();
     soft.assertAll();
   }
 }

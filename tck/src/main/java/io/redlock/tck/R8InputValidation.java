@@ -26,14 +26,8 @@ interface R8InputValidation {
   @Test
   @DisplayName("R8.1 a null or empty key is rejected by every operation")
   default void r8_1_badKey(Harness h) {
-    String token = token();
     for (String bad : new String[] {null, ""}) {
-      h.assertRejected(
-          "tryAcquire(" + quoted(bad) + ", token, ttl)",
-          () -> h.node().tryAcquire(bad, token, LONG_TTL));
-      h.assertRejected("release(" + quoted(bad) + ", token)", () -> h.node().release(bad, token));
-      h.assertRejected(
-          "extend(" + quoted(bad) + ", token, ttl)", () -> h.node().extend(bad, token, LONG_TTL));
+      assertAllReject(h, bad, token(), quoted(bad) + ", token");
     }
   }
 
@@ -49,12 +43,7 @@ interface R8InputValidation {
   default void r8_2_badToken(Harness h) {
     String key = h.key("r8.2");
     for (String bad : new String[] {null, ""}) {
-      h.assertRejected(
-          "tryAcquire(key, " + quoted(bad) + ", ttl)",
-          () -> h.node().tryAcquire(key, bad, LONG_TTL));
-      h.assertRejected("release(key, " + quoted(bad) + ")", () -> h.node().release(key, bad));
-      h.assertRejected(
-          "extend(key, " + quoted(bad) + ", ttl)", () -> h.node().extend(key, bad, LONG_TTL));
+      assertAllReject(h, key, bad, "key, " + quoted(bad));
     }
   }
 
@@ -73,9 +62,7 @@ interface R8InputValidation {
     String token = token();
     for (Duration bad :
         new Duration[] {null, Duration.ZERO, Duration.ofMillis(-1), Duration.ofSeconds(-30)}) {
-      h.assertRejected(
-          "tryAcquire(key, token, " + bad + ")", () -> h.node().tryAcquire(key, token, bad));
-      h.assertRejected("extend(key, token, " + bad + ")", () -> h.node().extend(key, token, bad));
+      assertTtlRejected(h, key, token, bad, "");
     }
   }
 
@@ -100,13 +87,23 @@ interface R8InputValidation {
       if (bad.isZero()) {
         continue;
       }
-      h.assertRejected(
-          "tryAcquire(key, token, " + bad + ") with precision " + precision,
-          () -> h.node().tryAcquire(key, token, bad));
-      h.assertRejected(
-          "extend(key, token, " + bad + ") with precision " + precision,
-          () -> h.node().extend(key, token, bad));
+      assertTtlRejected(h, key, token, bad, " with precision " + precision);
     }
+  }
+
+  /** tryAcquire, release and extend reject {@code key} and {@code token} (described as args). */
+  private void assertAllReject(Harness h, String key, String token, String args) {
+    h.assertRejected(
+        "tryAcquire(" + args + ", ttl)", () -> h.node().tryAcquire(key, token, LONG_TTL));
+    h.assertRejected("release(" + args + ")", () -> h.node().release(key, token));
+    h.assertRejected("extend(" + args + ", ttl)", () -> h.node().extend(key, token, LONG_TTL));
+  }
+
+  /** tryAcquire and extend reject the TTL {@code bad}. */
+  private void assertTtlRejected(Harness h, String key, String token, Duration bad, String note) {
+    String args = "(key, token, " + bad + ")" + note;
+    h.assertRejected("tryAcquire" + args, () -> h.node().tryAcquire(key, token, bad));
+    h.assertRejected("extend" + args, () -> h.node().extend(key, token, bad));
   }
 
   /**
@@ -135,7 +132,7 @@ interface R8InputValidation {
         // R8.1-R8.4 judge how it was rejected; this rule only looks at the effect.
       }
     }
-    assertThat(h.acquire(h.node(), key, token, LONG_TTL))
+    assertThat(h.acquire(key, token, LONG_TTL))
         .as("R8.5: a valid tryAcquire after rejected calls on the same key")
         .isTrue();
   }

@@ -26,7 +26,7 @@ interface R9FailureReporting {
   @Test
   @DisplayName("R9.1 tryAcquire on an unreachable node throws a RedlockException in time")
   default void r9_1_tryAcquireFails(Harness h) {
-    h.assertFailsInTime("R9.1", "tryAcquire", n -> n.tryAcquire(h.key("r9.1"), token(), LONG_TTL));
+    tryAcquireFailure(h, "R9.1");
   }
 
   /**
@@ -65,9 +65,7 @@ interface R9FailureReporting {
   @Test
   @DisplayName("R9.4 the failure names the node and shows no password")
   default void r9_4_failureNamesNodeWithoutSecret(Harness h) {
-    RedlockException failure =
-        h.assertFailsInTime(
-            "R9.4", "tryAcquire", n -> n.tryAcquire(h.key("r9.4"), token(), LONG_TTL));
+    RedlockException failure = tryAcquireFailure(h, "R9.4");
     assertThat(failure.node())
         .as("R9.4: RedlockException.node() of the failure (it must name the node)")
         .isPresent()
@@ -88,11 +86,14 @@ interface R9FailureReporting {
   @Test
   @DisplayName("R9.5 the failure of an unreachable node is transient")
   default void r9_5_failureIsTransient(Harness h) {
-    RedlockException failure =
-        h.assertFailsInTime(
-            "R9.5", "tryAcquire", n -> n.tryAcquire(h.key("r9.5"), token(), LONG_TTL));
-    assertThat(failure)
+    assertThat(tryAcquireFailure(h, "R9.5"))
         .as("R9.5: the failure of an unreachable node")
         .isInstanceOf(RedlockTransientException.class);
+  }
+
+  /** The failure of tryAcquire on an unreachable node, checked as R9.1 checks it. */
+  private RedlockException tryAcquireFailure(Harness h, String rule) {
+    String key = h.key(rule.toLowerCase(java.util.Locale.ROOT));
+    return h.assertFailsInTime(rule, "tryAcquire", n -> n.tryAcquire(key, token(), LONG_TTL));
   }
 }
