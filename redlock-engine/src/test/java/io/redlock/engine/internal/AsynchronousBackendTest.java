@@ -59,13 +59,16 @@ class AsynchronousBackendTest {
 
     assertThat(lease).isEmpty();
     assertThat(tookMillis).as("bounded by the node timeout, not the slow nodes").isLessThan(5_000);
-    // wait (bounded) until the late requests have landed and answered
+    // wait (bounded) until the late requests that went out have landed and answered (one that no
+    // worker had started when the engine gave up on it, on a loaded machine, is dropped unsent)
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (nodes.stream().anyMatch(n -> n.completedAcquires.get() < 1)
+    while (nodes.stream().anyMatch(n -> n.completedAcquires.get() < n.startedAcquires.get())
         && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
-    assertThat(nodes).allSatisfy(n -> assertThat(n.completedAcquires.get()).isEqualTo(1));
+    assertThat(nodes).allSatisfy(n -> assertThat(n.completedAcquires.get()).isLessThanOrEqualTo(1));
+    assertThat(nodes)
+        .allSatisfy(n -> assertThat(n.completedAcquires.get()).isEqualTo(n.startedAcquires.get()));
     // the late "acquired" answers release their keys; with a 60 s TTL only the engine can
     while (nodes.stream().anyMatch(n -> n.store.owner(KEY).isPresent())
         && System.nanoTime() < deadline) {
@@ -95,6 +98,7 @@ class AsynchronousBackendTest {
   /** An in-memory node whose calls run on an executor, acquires after a delay. */
   private final class DelayedNode implements LockNode {
     final InMemoryLockNode store;
+    final AtomicInteger startedAcquires = new AtomicInteger();
     final AtomicInteger completedAcquires = new AtomicInteger();
     private final long acquireDelayMillis;
 
@@ -118,6 +122,7 @@ class AsynchronousBackendTest {
     public Reply<AcquireResult> tryAcquire(String key, String token, Duration ttl) {
       return async(
           () -> {
+            startedAcquires.incrementAndGet();
             sleep(acquireDelayMillis);
             AcquireResult result = store.tryAcquire(key, token, ttl).await(Duration.ZERO);
             completedAcquires.incrementAndGet();
