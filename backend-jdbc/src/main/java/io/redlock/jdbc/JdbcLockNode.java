@@ -25,7 +25,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -74,9 +74,9 @@ import javax.sql.DataSource;
  * database is opened anew).
  *
  * <p>Blocking JDBC calls run on an executor of the node's (a virtual thread per call where the JDK
- * has them, else up to {@code poolSize} daemon threads) so that the engine can ask many nodes at
- * once; each statement is bounded by the driver's own query timeout ({@link Builder#queryTimeout}),
- * and a reply that is not awaited long enough ends as a node timeout. The JDBC driver itself is not
+ * has them, else daemon threads, up to 256) so that the engine can ask many nodes at once; each
+ * statement is bounded by the driver's own query timeout ({@link Builder#queryTimeout}), and a
+ * reply that is not awaited long enough ends as a node timeout. The JDBC driver itself is not
  * bundled: add the one for your database. For PostgreSQL without a thread per call, see {@code
  * redlock-backend-postgres}.
  *
@@ -90,6 +90,7 @@ import javax.sql.DataSource;
  * to the connection timeout.
  */
 public final class JdbcLockNode implements LockNode {
+  private static final int MAX_THREADS = 256;
   private static final NodeCapabilities CAPABILITIES =
       NodeCapabilities.millisecondPrecision()
           .withFencing()
@@ -108,44 +109,38 @@ public final class JdbcLockNode implements LockNode {
   private final PgReleaseNotifications notifications;
 
   private JdbcLockNode(
-      String name,
-      LockTable table,
-      BuiltInPool pool,
-      int threads,
-      PgReleaseNotifications notifications) {
+      String name, LockTable table, BuiltInPool pool, PgReleaseNotifications notifications) {
     this.name = name;
     this.table = table;
     this.pool = pool;
     this.notifications = notifications;
     this.capabilities =
         notifications == null ? CAPABILITIES : CAPABILITIES.withReleaseNotifications();
-    this.executor = newExecutor(threads, name);
+    this.executor = newExecutor(name);
   }
 
   /**
-   * A virtual thread per call where the JDK has them (21 and later); else up to {@code threads}
-   * daemon threads, which end after 30 s idle, with a bounded backlog: an overloaded node fails
-   * fast (a "no" vote) instead of piling up work.
+   * A virtual thread per call where the JDK has them (21 and later); else daemon threads, handed
+   * each call directly (the thread that went idle last takes it, its caches warm) and ending after
+   * 30 s idle, up to {@value #MAX_THREADS} at once: beyond that a call fails at once (a "no" vote)
+   * instead of piling up behind a stalled database.
    */
-  private static ExecutorService newExecutor(int threads, String name) {
+  private static ExecutorService newExecutor(String name) {
     try {
       return (ExecutorService)
           Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
     } catch (ReflectiveOperationException beforeJava21) {
-      ThreadPoolExecutor pool =
-          new ThreadPoolExecutor(
-              threads,
-              threads,
-              30,
-              TimeUnit.SECONDS,
-              new LinkedBlockingQueue<>(1024),
-              r -> {
-                Thread t = new Thread(r, "redlock-jdbc " + name);
-                t.setDaemon(true);
-                return t;
-              });
-      pool.allowCoreThreadTimeOut(true);
-      return pool;
+      return new ThreadPoolExecutor(
+          0,
+          MAX_THREADS,
+          30,
+          TimeUnit.SECONDS,
+          new SynchronousQueue<>(),
+          r -> {
+            Thread t = new Thread(r, "redlock-jdbc " + name);
+            t.setDaemon(true);
+            return t;
+          });
     }
   }
 
@@ -434,9 +429,9 @@ public final class JdbcLockNode implements LockNode {
     }
 
     /**
-     * Connections in the built-in pool, and the node's threads on a JDK without virtual threads
-     * (default 8, 1 to 256). A lock operation holds a connection for one statement only; size it to
-     * the calls one client has in flight on the node at once (about its threads that lock at once).
+     * Connections in the built-in pool (default 8, 1 to 256). A lock operation holds a connection
+     * for one statement only; size it to the calls one client has in flight on the node at once
+     * (about its threads that lock at the same time). Ignored for a caller's DataSource.
      */
     public Builder poolSize(int size) {
       if (size < 1 || size > 256) {
@@ -508,7 +503,7 @@ public final class JdbcLockNode implements LockNode {
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
         LockTable t =
             new LockTable(dataSource::getConnection, n, table, createTable, queryTimeout, null);
-        return new JdbcLockNode(n, t, null, poolSize, null);
+        return new JdbcLockNode(n, t, null, null);
       }
       String n = name != null ? name : options.displayName();
       String subprotocol = JdbcOptions.subprotocol(url);
@@ -528,7 +523,7 @@ public final class JdbcLockNode implements LockNode {
         notifications =
             new PgReleaseNotifications(n, () -> options.openListener(connectionTimeout), table);
       }
-      return new JdbcLockNode(n, t, pool, poolSize, notifications);
+      return new JdbcLockNode(n, t, pool, notifications);
     }
   }
 }
