@@ -281,7 +281,7 @@ final class BenchCommand implements Callable<Integer> {
     rows.add(row("acquire", r.acquire()));
     rows.add(row("release", r.release()));
     rows.add(row("cycle", r.cycle()));
-    DoctorCommand.printColumns(out, rows);
+    DoctorReport.printColumns(out, rows);
   }
 
   private static String[] row(String name, Latency l) {

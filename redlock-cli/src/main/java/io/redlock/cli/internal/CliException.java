@@ -13,6 +13,11 @@ final class CliException extends RuntimeException {
     this.exitCode = exitCode;
   }
 
+  /** A usage error (exit 64): the message is {@code format} with {@code args}. */
+  static CliException usage(String format, Object... args) {
+    return new CliException(ExitCodes.USAGE, format.formatted(args));
+  }
+
   int exitCode() {
     return exitCode;
   }

@@ -96,4 +96,24 @@ final class CliWords {
     }
     return out;
   }
+
+  /** A node's failure in the tool's words, without the node's name in front (the line names it). */
+  static String nodeMessage(String name, Throwable e) {
+    String m = translate(io.redlock.spi.NodeUri.redact(String.valueOf(e.getMessage())));
+    return m.startsWith(name + ": ") ? m.substring(name.length() + 2) : m;
+  }
+
+  /**
+   * Each node's last error, as the Redlock saw it, naming the node: why calls did not get through.
+   */
+  static List<String> nodeErrors(io.redlock.Redlock redlock) {
+    List<String> out = new java.util.ArrayList<>();
+    for (io.redlock.NodeHealth h : redlock.health()) {
+      h.lastError()
+          .map(io.redlock.spi.NodeUri::redact)
+          .map(e -> e.startsWith(h.node()) ? e : h.node() + ": " + e)
+          .ifPresent(e -> out.add(Durations.humanize(e)));
+    }
+    return out;
+  }
 }

@@ -8,7 +8,7 @@ import io.redlock.NodesMisconfiguredException;
 import io.redlock.Redlock;
 import io.redlock.RedlockException;
 import io.redlock.RedlockSettings;
-import io.redlock.cli.internal.NodeProbe.NodeReport;
+import io.redlock.cli.internal.DoctorReport.NodeReport;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
 import io.redlock.spi.NodeUri;
@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -132,62 +131,15 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Mixin NodeOptions nodeOptions;
 
-  /** The report's fields that come from each optional capability, for "notAvailable". */
-  static final List<String> STATUS_FIELDS =
-      List.of("serverVersion", "incarnation", "uptimeSeconds", "durable", "details");
-
-  static final List<String> CLOCK_FIELDS = List.of("clockOffsetMs", "clockOffsetUncertaintyMs");
-
-  /**
-   * The settings judged.
-   *
-   * @param restartQuarantineMs --quarantine, or null when off
-   * @param quarantineWaitMs how long a node that is not durable must have been up to vote (the
-   *     maximum TTL plus its drift allowance), or null when off
-   */
-  record Settings(
-      String nodesFrom,
-      boolean zeroSetup,
-      int nodes,
-      int quorum,
-      double ttlMs,
-      double nodeTimeoutMs,
-      double driftFactor,
-      double driftAllowanceMs,
-      int probesPerNode,
-      Double restartQuarantineMs,
-      Double quarantineWaitMs) {}
-
-  /**
-   * The whole report, as {@code --json} prints it.
-   *
-   * @param notAvailable the node fields that are null for at least one reachable node because its
-   *     backend does not declare the capability they come from (status report, clock reads)
-   * @param notAvailableReason what {@code notAvailable} means
-   * @param backends every backend found (built in, or from {@code REDLOCK_CLASSPATH}) and the jar
-   *     or folder it was loaded from
-   * @param backendProblems providers that could not be loaded, and schemes claimed twice
-   */
-  record Report(
-      Settings settings,
-      List<NodeReport> nodes,
-      String verdict,
-      List<Verdict.Finding> findings,
-      List<String> notAvailable,
-      String notAvailableReason,
-      List<Plugins.Backend> backends,
-      List<String> backendProblems,
-      List<String> misconfigured) {}
-
   @Override
   public Integer call() throws Exception {
     if (probes < 1 || probes > 1000) {
       throw new CliException(ExitCodes.USAGE, "--probes must be between 1 and 1000, got " + probes);
     }
-    ExecCommand.requirePositive("--ttl", ttl);
-    ExecCommand.requirePositive("--probe-timeout", probeTimeout);
-    ExecCommand.requirePositive("--budget", budget);
-    ExecCommand.checkQuarantine(quarantine, ttl);
+    Durations.requirePositive("--ttl", ttl);
+    Durations.requirePositive("--probe-timeout", probeTimeout);
+    Durations.requirePositive("--budget", budget);
+    Restarts.check(quarantine, ttl);
     PrintStream out = System.out;
     nodeOptions.quietEngineLog(); // the findings say it, in the tool's words
     NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), System.err);
@@ -215,11 +167,12 @@ final class DoctorCommand implements Callable<Integer> {
     Future<EngineVerdict> engineVerdict =
         engine.submit(() -> engineVerdict(backends, selection, uris, settings));
     engine.shutdown();
-    List<NodeReport> probed = probeAll(backends, uris);
+    List<Probed> probed = probeAll(backends, uris, settings);
     EngineVerdict verdict = awaitEngineVerdict(engineVerdict, budgetEnds);
     List<NodeReport> reports = new ArrayList<>();
     List<Verdict.NodeFacts> facts = new ArrayList<>();
-    for (NodeReport r : probed) {
+    for (Probed p : probed) {
+      NodeReport r = p.row(null);
       Verdict.NodeFacts f =
           new Verdict.NodeFacts(
               r.node(),
@@ -232,11 +185,8 @@ final class DoctorCommand implements Callable<Integer> {
               r.reportsStatus(),
               r.fencing(),
               r.details() == null ? null : r.details().get("durability"));
-      f = f.withClock(r.readsClock(), r.clockOffset(), r.clockUncertainty(), localClock(r));
-      Restarts.QuarantineView view = Restarts.quarantine(f, q);
-      reports.add(
-          r.withQuarantine(
-              view.state().json, view.left() == null ? null : Durations.millis(view.left())));
+      f = f.withClock(r.readsClock(), r.clockOffset(), r.clockUncertainty(), r.localClock());
+      reports.add(p.row(Restarts.quarantine(f, q)));
       facts.add(f);
     }
     List<Verdict.Finding> findings = new ArrayList<>();
@@ -255,8 +205,8 @@ final class DoctorCommand implements Callable<Integer> {
     Verdict.sameServer(incarnations).ifPresent(findings::add);
     Verdict.Level level = Verdict.overall(findings);
     int n = uris.size();
-    Settings s =
-        new Settings(
+    DoctorReport.Settings s =
+        new DoctorReport.Settings(
             selection.source(),
             selection.zeroSetup(),
             n,
@@ -268,18 +218,18 @@ final class DoctorCommand implements Callable<Integer> {
             probes,
             q == null ? null : Durations.millis(q.maxTtl()),
             q == null ? null : Durations.millis(q.votesAfter()));
-    Report report =
-        new Report(
+    DoctorReport.Report report =
+        new DoctorReport.Report(
             s,
             reports,
             level.name(),
             findings,
-            notAvailable(reports),
+            DoctorReport.notAvailable(reports),
             "fields that are null for at least one reachable node because its backend does not"
                 + " declare what they come from: "
-                + String.join(", ", STATUS_FIELDS)
+                + String.join(", ", DoctorReport.STATUS_FIELDS)
                 + " need capabilities().status(), "
-                + String.join(", ", CLOCK_FIELDS)
+                + String.join(", ", DoctorReport.CLOCK_FIELDS)
                 + " need capabilities().clock()",
             Plugins.describe(backends),
             backends.problems(),
@@ -288,27 +238,10 @@ final class DoctorCommand implements Callable<Integer> {
       ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
       out.println(mapper.writeValueAsString(report));
     } else {
-      printTable(out, report, ttl, nodeTimeout, drift, q);
+      DoctorReport.printTable(out, report, ttl, nodeTimeout, drift, q);
     }
     out.flush();
     return exitCode(findings);
-  }
-
-  /** The fields some reachable node cannot report because it lacks the capability. */
-  static List<String> notAvailable(List<NodeReport> reports) {
-    List<String> out = new ArrayList<>();
-    if (reports.stream().anyMatch(r -> Boolean.FALSE.equals(r.reportsStatus()))) {
-      out.addAll(STATUS_FIELDS);
-    }
-    if (reports.stream().anyMatch(r -> Boolean.FALSE.equals(r.readsClock()))) {
-      out.addAll(CLOCK_FIELDS);
-    }
-    return out;
-  }
-
-  /** True if the node's store runs in this process, on this machine's clock. */
-  private static boolean localClock(NodeReport r) {
-    return NodeProbe.localClock(r.node()) != null;
   }
 
   /** 69 for too few reachable (or voting) nodes, 64 for --quarantine on unfit nodes, else 78. */
@@ -379,7 +312,6 @@ final class DoctorCommand implements Callable<Integer> {
       doctorName.put(NodeUri.redact(nodes.get(i).name()), uris.get(i).redacted());
     }
     String key = "redlock-doctor:" + java.util.UUID.randomUUID();
-    NodeOptions.warmUp(nodes, NodeOptions.WARM_UP_TIMEOUT);
     Redlock redlock;
     try {
       redlock =
@@ -397,6 +329,8 @@ final class DoctorCommand implements Callable<Integer> {
       return EngineVerdict.NONE;
     }
     try (redlock) {
+      redlock.probe(
+          NodeOptions.WARM_UP_TIMEOUT); // as exec warms up: a cold first call is no verdict
       Optional<Lease> lease = redlock.tryAcquire(key, ttl);
       if (lease.isEmpty()) {
         return EngineVerdict.NONE;
@@ -500,280 +434,109 @@ final class DoctorCommand implements Callable<Integer> {
   }
 
   /**
-   * Probes every node at once, each on a thread of its own, and waits for them within {@link
-   * #budget}: a node that is down costs one probe timeout, not one per node. A node still being
-   * probed when the budget runs out is reported as not answering within it. The nodes are closed in
-   * the background afterwards, for as long as the process lives.
+   * One node as the doctor found it: the engine's probe report, or why there is none (it could not
+   * be opened in time).
    */
-  private List<NodeReport> probeAll(LockNodes backends, List<NodeUri> uris) {
+  private record Probed(
+      String name, String backend, Double openMs, io.redlock.NodeReport report, String why) {
+    NodeReport row(Restarts.QuarantineView quarantine) {
+      return report == null
+          ? NodeReport.unreachable(
+              name, backend, openMs, why, quarantine == null ? null : quarantine.state().label())
+          : NodeReport.of(report, name, backend, openMs, 3, quarantine);
+    }
+  }
+
+  /**
+   * Opens every node on its own, all at once (a node that cannot be opened is reported with why),
+   * then probes those that opened with the engine's probe ({@link Redlock#probe}): a first round
+   * whose first call includes connecting, then --probes rounds, all within --budget, each call
+   * within --probe-timeout. The nodes are closed in the background afterwards.
+   */
+  private List<Probed> probeAll(LockNodes backends, List<NodeUri> uris, RedlockSettings settings) {
     long deadline = System.nanoTime() + budget.toNanos();
-    List<LockNode> opened = java.util.Collections.synchronizedList(new ArrayList<>());
     ExecutorService pool =
         Executors.newFixedThreadPool(
-            Math.max(1, Math.min(uris.size(), 32)), daemon("redlock-doctor-probe"));
-    List<Future<NodeReport>> futures = new ArrayList<>();
-    for (NodeUri uri : uris) {
-      futures.add(pool.submit(() -> probe(backends, uri, deadline, opened)));
+            Math.max(1, Math.min(uris.size(), 32)), daemon("redlock-doctor-open"));
+    List<Future<LockNode>> opening = new ArrayList<>();
+    double[] openMs = new double[uris.size()];
+    for (int i = 0; i < uris.size(); i++) {
+      int at = i;
+      opening.add(
+          pool.submit(
+              () -> {
+                long t0 = System.nanoTime();
+                LockNode node = backends.open(uris.get(at));
+                openMs[at] = Durations.millis(System.nanoTime() - t0);
+                return node;
+              }));
     }
-    List<NodeReport> reports = new ArrayList<>();
+    pool.shutdown();
+    String[] why = new String[uris.size()];
+    List<LockNode> opened = new ArrayList<>();
+    List<Integer> openedAt = new ArrayList<>();
     for (int i = 0; i < uris.size(); i++) {
       try {
-        // A little past the deadline: a probe that respects it has finished by then.
-        long wait = Math.max(0, deadline - System.nanoTime()) + 200_000_000L;
-        reports.add(futures.get(i).get(wait, TimeUnit.NANOSECONDS));
+        opened.add(
+            opening.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS));
+        openedAt.add(i);
       } catch (TimeoutException e) {
-        futures.get(i).cancel(true);
-        reports.add(
-            NodeReport.unreachable(
-                uris.get(i).redacted(),
-                null,
-                null,
-                "no answer within doctor's budget of "
-                    + Durations.human(budget)
-                    + " (--budget); the node hangs or is very slow"));
+        opening.get(i).cancel(true);
+        why[i] =
+            "no answer within doctor's budget of "
+                + Durations.human(budget)
+                + " (--budget); the node hangs or is very slow";
       } catch (ExecutionException e) {
-        Throwable cause = e.getCause() == null ? e : e.getCause();
-        reports.add(
-            NodeReport.unreachable(
-                uris.get(i).redacted(), null, null, NodeUri.redact(String.valueOf(cause))));
+        why[i] = "could not open: " + CliWords.nodeMessage(uris.get(i).redacted(), e.getCause());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new CliException(ExitCodes.INTERNAL, "interrupted while probing the nodes", e);
       }
     }
-    pool.shutdownNow();
-    List<LockNode> toClose;
-    synchronized (opened) {
-      toClose = new ArrayList<>(opened);
-    }
-    Thread closer =
-        new Thread(
-            () -> toClose.parallelStream().forEach(n -> LockNodes.closeQuietly(List.of(n), null)),
-            "redlock-doctor-close");
-    closer.setDaemon(true);
-    closer.start();
-    try {
-      closer.join(300);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return reports;
-  }
-
-  /** Opens one node on its own and probes it; a node that cannot be opened is unreachable. */
-  private NodeReport probe(LockNodes backends, NodeUri uri, long deadline, List<LockNode> opened) {
-    String name = uri.redacted();
-    long t0 = System.nanoTime();
-    LockNode node;
-    try {
-      node = backends.open(uri);
-    } catch (RuntimeException e) {
-      return NodeReport.unreachable(
-          name, null, null, "could not open: " + NodeProbe.message(name, null, e));
-    }
-    opened.add(node);
-    double openMs = Durations.millis(System.nanoTime() - t0);
-    return NodeProbe.probe(name, node, openMs, ttl, probes, probeTimeout, deadline);
-  }
-
-  private void printTable(
-      PrintStream out,
-      Report report,
-      Duration ttl,
-      Duration nodeTimeout,
-      Duration drift,
-      Restarts.Quarantine q) {
-    Settings s = report.settings();
-    out.printf(
-        Locale.ROOT,
-        "redlock doctor: %d node%s from %s, quorum %d%n",
-        s.nodes(),
-        s.nodes() == 1 ? "" : "s",
-        s.nodesFrom(),
-        s.quorum());
-    out.printf(
-        Locale.ROOT,
-        "TTL %s, per-node timeout %s, drift allowance %s (factor %s), restart quarantine %s%n%n",
-        Durations.format(ttl),
-        Durations.format(nodeTimeout),
-        Durations.format(drift),
-        s.driftFactor(),
-        q == null
-            ? "off"
-            : "for a maximum TTL of "
-                + Durations.format(q.maxTtl())
-                + " (a node that is not durable votes once up "
-                + Durations.format(q.votesAfter())
-                + ")");
-    List<String[]> rows = new ArrayList<>();
-    rows.add(
-        new String[] {
-          "NODE",
-          "BACKEND",
-          "REACHABLE",
-          "OPEN",
-          "FIRST CALL",
-          "RTT MEDIAN",
-          "RTT WORST",
-          "TTL PRECISION",
-          "FENCING"
-        });
-    for (NodeReport r : report.nodes()) {
-      rows.add(
-          new String[] {
-            r.node(),
-            r.backend() == null ? "-" : r.backend(),
-            r.reachable()
-                ? (r.error() == null ? "yes" : "errors")
-                : report.misconfigured().contains(r.node()) ? "MISCONFIGURED" : "NO",
-            ms(r.openMs()),
-            ms(r.firstCallMs()),
-            ms(r.rttMedianMs()),
-            ms(r.rttWorstMs()),
-            ms(r.ttlPrecisionMs()),
-            r.fencing() == null ? "-" : r.fencing() ? "yes" : "no"
-          });
-    }
-    printColumns(out, rows);
-    out.printf(
-        Locale.ROOT,
-        "(RTT over %d round trips per node: %d probes of tryAcquire + extend + release on a fresh"
-            + " key; FIRST CALL includes connecting)%n%n",
-        3 * probes,
-        probes);
-    List<String[]> status = new ArrayList<>();
-    status.add(
-        new String[] {
-          "NODE",
-          "VERSION",
-          "UPTIME",
-          "DURABLE",
-          "RESTART QUARANTINE",
-          "CLOCK OFFSET",
-          "INCARNATION"
-        });
-    for (NodeReport r : report.nodes()) {
-      status.add(
-          new String[] {
-            r.node(),
-            na(r.serverVersion()),
-            r.uptime() == null ? "n/a" : Durations.format(r.uptime()),
-            r.durable() == null ? "n/a" : r.durable() ? "yes" : "NO",
-            quarantineText(r),
-            clockText(r),
-            na(r.incarnation())
-          });
-    }
-    printColumns(out, status);
-    out.println(
-        "(VERSION, UPTIME, DURABLE, INCARNATION: from the node's status report, n/a where the"
-            + " backend reports none. CLOCK OFFSET: the store's clock minus this machine's,"
-            + " + when the store is ahead, from the fastest of several reads, ± half its round"
-            + " trip; n/a where the backend does not read the store's clock; \"this machine\""
-            + " where the store runs in this process.)");
-    // A missing table's DDL once, not once per node and again in the verdict.
-    List<String> texts = new ArrayList<>();
-    for (NodeReport r : report.nodes()) {
-      texts.add(r.error() == null ? "" : r.error());
-    }
-    for (Verdict.Finding f : report.findings()) {
-      texts.add(f.message());
-    }
-    texts = CliWords.blocksOnce(texts);
-    List<String> errors = texts.subList(0, report.nodes().size());
-    List<String> findingTexts = texts.subList(report.nodes().size(), texts.size());
-    for (int i = 0; i < report.nodes().size(); i++) {
-      NodeReport r = report.nodes().get(i);
-      if (r.error() != null) {
-        out.println("  " + r.node() + ": " + errors.get(i));
-      }
-      if (r.statusError() != null) {
-        out.println("  " + r.node() + ": status report failed: " + r.statusError());
-      }
-      if (r.clockError() != null) {
-        out.println("  " + r.node() + ": reading the store's clock failed: " + r.clockError());
-      }
-      for (String a : r.anomalies()) {
-        out.println("  " + r.node() + ": ANOMALY: " + a);
-      }
-    }
-    out.println();
-    out.println("Backends (" + Plugins.ENV + " adds more):");
-    for (Plugins.Backend b : report.backends()) {
-      out.println("  " + String.join(", ", b.schemes()) + ": loaded from " + b.loadedFrom());
-    }
-    for (String problem : report.backendProblems()) {
-      out.println("  PROBLEM: " + problem);
-    }
-    out.println();
-    out.println("Verdict: " + report.verdict());
-    for (int i = 0; i < report.findings().size(); i++) {
-      Verdict.Finding f = report.findings().get(i);
-      out.printf(
-          Locale.ROOT,
-          "  %-4s  %s%n",
-          f.level().name().toLowerCase(Locale.ROOT),
-          findingTexts.get(i));
-    }
-  }
-
-  /** E.g. "+30.02 s ±212 µs", "-1.5 ms ±40 µs", "+12 µs ±30 µs (this machine)", "n/a". */
-  static String clockText(NodeReport r) {
-    Duration offset = r.clockOffset();
-    if (offset == null) {
-      return r.clockError() != null ? "failed" : "n/a";
-    }
-    String text =
-        (offset.isNegative() ? "-" : "+")
-            + Durations.format(offset.abs())
-            + " ±"
-            + Durations.format(r.clockUncertainty() == null ? Duration.ZERO : r.clockUncertainty());
-    return localClock(r) ? text + " (this machine)" : text;
-  }
-
-  private static String na(String value) {
-    return value == null || value.isBlank() ? "n/a" : value;
-  }
-
-  private static String quarantineText(NodeReport r) {
-    String state = r.quarantine() == null ? "n/a" : r.quarantine();
-    return switch (state) {
-      case "not-needed" -> "not needed (durable)";
-      case "off" -> "OFF (not durable)";
-      case "passed" -> "passed (votes)";
-      case "active" ->
-          "ACTIVE: votes in "
-              + Durations.format(Duration.ofNanos((long) (r.quarantineLeftMs() * 1e6)));
-      case "status-unreadable" -> "status unreadable: does not vote";
-      case "unsupported" -> "UNSUPPORTED (no status)";
-      default -> state;
-    };
-  }
-
-  private static String ms(Double millis) {
-    if (millis == null) {
-      return "-";
-    }
-    return Durations.format(Duration.ofNanos((long) (millis * 1e6)));
-  }
-
-  static void printColumns(PrintStream out, List<String[]> rows) {
-    int cols = rows.get(0).length;
-    int[] width = new int[cols];
-    for (String[] row : rows) {
-      for (int i = 0; i < cols; i++) {
-        width[i] = Math.max(width[i], row[i].length());
-      }
-    }
-    for (String[] row : rows) {
-      StringBuilder line = new StringBuilder();
-      for (int i = 0; i < cols; i++) {
-        line.append(row[i]);
-        if (i < cols - 1) {
-          line.append(" ".repeat(width[i] - row[i].length() + 2));
+    List<io.redlock.NodeReport> reports = List.of();
+    Redlock redlock = null;
+    if (!opened.isEmpty()) {
+      try {
+        redlock =
+            Redlock.builder()
+                .settings(settings)
+                .strictNodes(false)
+                .allowSharedServers()
+                .nodes(opened)
+                .build();
+        long left = Math.max(1, deadline - System.nanoTime());
+        long calls = 3L * (probes + 1) + 1 + Math.min(probes + 1, 20);
+        reports =
+            redlock.probe(
+                probes + 1, Duration.ofNanos(Math.min(left, probeTimeout.toNanos() * calls)));
+      } catch (RuntimeException e) {
+        for (int i : openedAt) {
+          why[i] = CliWords.nodeMessage(uris.get(i).redacted(), e);
         }
+        LockNodes.closeQuietly(opened, e);
       }
-      out.println(line.toString().stripTrailing());
     }
+    List<Probed> out = new ArrayList<>();
+    for (int i = 0; i < uris.size(); i++) {
+      int k = openedAt.indexOf(i);
+      out.add(
+          new Probed(
+              uris.get(i).redacted(),
+              k < 0 ? null : opened.get(k).getClass().getSimpleName(),
+              k < 0 ? null : openMs[i],
+              k < 0 || reports.isEmpty() ? null : reports.get(k),
+              why[i]));
+    }
+    if (redlock != null) {
+      Thread closer = new Thread(redlock::close, "redlock-doctor-close");
+      closer.setDaemon(true);
+      closer.start();
+      try {
+        closer.join(300);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return out;
   }
 }

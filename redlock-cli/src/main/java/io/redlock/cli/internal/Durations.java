@@ -206,4 +206,11 @@ final class Durations implements ITypeConverter<Duration> {
   static double millis(long nanos) {
     return Math.round(nanos / 1_000.0) / 1_000.0;
   }
+
+  /** A usage error unless {@code value} of {@code option} is positive. */
+  static void requirePositive(String option, Duration value) {
+    if (value.isNegative() || value.isZero()) {
+      throw CliException.usage("%s must be positive, got %s; e.g. %1$s 30s", option, human(value));
+    }
+  }
 }

@@ -5,19 +5,15 @@ import io.redlock.Lease;
 import io.redlock.LeaseLost;
 import io.redlock.LockTimeoutException;
 import io.redlock.NodeFailure;
-import io.redlock.NodeHealth;
 import io.redlock.Redlock;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockSettings;
 import io.redlock.ReleaseOutcome;
-import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeUri;
-import io.redlock.spi.Reply;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -241,10 +237,12 @@ final class ExecCommand implements Callable<Integer> {
   /** How long exit waits for the nodes to close; they close on their own as the process ends. */
   static final Duration CLOSE_WAIT = Duration.ofMillis(300);
 
-  /** Bounds of the time exit spends re-sending a release to nodes whose calls timed out. */
-  static final Duration RELEASE_SWEEP_MIN = Duration.ofMillis(500);
+  /**
+   * Bounds of the time exit waits for late replies to the lease's calls before it releases again.
+   */
+  static final Duration LATE_WAIT_MIN = Duration.ofMillis(500);
 
-  static final Duration RELEASE_SWEEP_MAX = Duration.ofSeconds(2);
+  static final Duration LATE_WAIT_MAX = Duration.ofSeconds(2);
 
   @Parameters(index = "0", paramLabel = "LOCKNAME", description = "The name of the lock.")
   String lockName;
@@ -287,48 +285,10 @@ final class ExecCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    List<String> argv = commandArguments();
-    if (lockName.isBlank()) {
-      throw new CliException(
-          ExitCodes.USAGE, "LOCKNAME must not be blank; name the lock, e.g. nightly-report");
-    }
-    requirePositive("--ttl", ttl);
-    if (noWait && waitText != null) {
-      throw new CliException(ExitCodes.USAGE, "--wait and --no-wait exclude each other");
-    }
-    Duration maxWait = noWait ? Duration.ZERO : parseWait(waitText == null ? "10s" : waitText);
-    if (extendEvery != null) {
-      requirePositive("--extend-every", extendEvery);
-    }
-    Duration interval = extendEvery != null ? extendEvery : ttl.dividedBy(3);
-    if (interval.compareTo(ttl) >= 0) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "--extend-every ("
-              + Durations.human(interval)
-              + ") must be shorter than --ttl ("
-              + Durations.human(ttl)
-              + "), e.g. a third of it");
-    }
-    if (lossMargin != null) {
-      requirePositive("--loss-margin", lossMargin);
-      if (lossMargin.compareTo(ttl) >= 0) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            "--loss-margin ("
-                + Durations.human(lossMargin)
-                + ") must be shorter than --ttl ("
-                + Durations.human(ttl)
-                + "), e.g. a tenth of it");
-      }
-    }
-    if (killGrace != null && killGrace.isNegative()) {
-      throw new CliException(
-          ExitCodes.USAGE, "--kill-grace must not be negative, got " + Durations.human(killGrace));
-    }
-    checkQuarantine(quarantine, ttl);
-    checkExitCode("--conflict-exit-code", conflictExitCode);
-    checkExitCode("--lost-exit-code", lostExitCode);
+    ExecArguments.Checked checked = ExecArguments.check(this);
+    List<String> argv = checked.argv();
+    Duration maxWait = checked.maxWait();
+    Duration interval = checked.interval();
     nodeOptions.quietLeaseLog();
     watch = new ExecLoss(lockName, err, nodeOptions.verbose());
     long started = System.nanoTime();
@@ -352,8 +312,10 @@ final class ExecCommand implements Callable<Integer> {
               return quarantine == null ? b : b.restartQuarantine(quarantine);
             },
             requirements,
-            WARM_UP_BUDGET);
-    warnNodeCount(redlock.nodes().size());
+            // counted in the wait; a first lock call on a cold node (a table to create, a JIT that
+            // has compiled nothing yet) can outlast the node timeout, and it is not the attempt's
+            NodeOptions.WARM_UP_TIMEOUT);
+    Verdict.nodeCount(redlock.nodes().size()).ifPresent(w -> err.println("redlock: warning: " + w));
     margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
     grace = killGrace != null ? killGrace : margin.dividedBy(2);
     watch.redlock = redlock;
@@ -390,91 +352,6 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /** The command after LOCKNAME, without the "--" before it; -c CMD as sh -c CMD. */
-  private List<String> commandArguments() {
-    List<String> argv = command == null ? List.of() : command;
-    if ((argv.isEmpty() || !argv.get(0).equals("--")) && dashDashBeforeLockName(argv)) {
-      // "exec -- echo ran": picocli took "--" as the end of the options, and echo as LOCKNAME
-      throw new CliException(
-          ExitCodes.USAGE,
-          "no LOCKNAME before '--': '"
-              + lockName
-              + "' would be taken as the lock's name; write: redlock exec [OPTIONS] LOCKNAME --"
-              + " COMMAND [ARGS...]");
-    }
-    if (!argv.isEmpty() && (argv.get(0).equals("-c") || argv.get(0).equals("--command"))) {
-      // flock's form: redlock exec LOCKNAME -c 'CMD'
-      if (argv.size() != 2 || shellCommand != null) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            "-c takes one argument, the whole shell command, and no COMMAND besides it; quote it:"
-                + " redlock exec LOCKNAME -c 'CMD ARGS...'");
-      }
-      return List.of("sh", "-c", argv.get(1));
-    }
-    if (!argv.isEmpty() && argv.get(0).startsWith("-") && !argv.get(0).equals("--")) {
-      String option = argv.get(0).split("=", 2)[0];
-      if (spec.findOption(option) != null) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            "option "
-                + option
-                + " comes after LOCKNAME, where the command starts; put options first:"
-                + " redlock exec [OPTIONS] LOCKNAME -- COMMAND [ARGS...]");
-      }
-    }
-    if (!argv.isEmpty() && argv.get(0).equals("--")) {
-      argv = argv.subList(1, argv.size()); // "--" after LOCKNAME when options stopped at it
-    }
-    if (shellCommand != null) {
-      if (!argv.isEmpty()) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            "-c 'CMD' and a COMMAND exclude each other; give one: redlock exec -c 'CMD' LOCKNAME");
-      }
-      return List.of("sh", "-c", shellCommand);
-    }
-    if (argv.isEmpty()) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "Missing required parameter: 'COMMAND'; write: redlock exec LOCKNAME -- COMMAND"
-              + " [ARGS...]");
-    }
-    return argv;
-  }
-
-  /**
-   * Whether "--" came right before LOCKNAME on the command line. After LOCKNAME, picocli stops at
-   * the first positional and keeps the rest as given, so the command is the tail of the arguments
-   * and LOCKNAME the one before it.
-   */
-  private boolean dashDashBeforeLockName(List<String> argv) {
-    List<String> all = spec.commandLine().getParseResult().originalArgs();
-    int lockAt = all.size() - argv.size() - 1;
-    return lockAt >= 1 && all.get(lockAt).equals(lockName) && all.get(lockAt - 1).equals("--");
-  }
-
-  /** An exit code given on the command line must be one a process can exit with. */
-  private static void checkExitCode(String option, Integer code) {
-    if (code != null && (code < 0 || code > 255)) {
-      throw new CliException(
-          ExitCodes.USAGE, option + " must be an exit code from 0 to 255, got " + code);
-    }
-  }
-
-  static void requirePositive(String option, Duration value) {
-    if (value.isNegative() || value.isZero()) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          option
-              + " must be positive, got "
-              + Durations.human(value)
-              + "; e.g. "
-              + option
-              + " 30s");
-    }
-  }
-
   /**
    * The keep-alive's default margin, as {@link KeepAlive#lostMargin()} documents it: a tenth of the
    * TTL, at least two node timeouts; stated here so that the default grace can be half of it.
@@ -488,46 +365,6 @@ final class ExecCommand implements Callable<Integer> {
     Duration twoTimeouts = nodeTimeout.multipliedBy(2);
     Duration m = tenth.compareTo(twoTimeouts) >= 0 ? tenth : twoTimeouts;
     return m.compareTo(ttl) < 0 ? m : ttl.dividedBy(2);
-  }
-
-  /** The warning doctor gives for an even node count or a single node, once, on stderr. */
-  private void warnNodeCount(int n) {
-    if (n == 1) {
-      err.println(
-          "redlock: warning: a single node is not fault tolerant: use 3 or 5 independent nodes");
-    } else if (n % 2 == 0) {
-      err.println(
-          "redlock: warning: "
-              + n
-              + " nodes tolerate no more failures than "
-              + (n - 1)
-              + " do; use an odd number (3 or 5)");
-    }
-  }
-
-  /** --quarantine must be positive and at least --ttl, as the engine requires: say so up front. */
-  static void checkQuarantine(Duration quarantine, Duration ttl) {
-    if (quarantine == null) {
-      return;
-    }
-    if (quarantine.isZero() || quarantine.isNegative()) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "--quarantine must be positive: the longest TTL any client of these nodes uses, e.g."
-              + " --quarantine 1m");
-    }
-    if (ttl.compareTo(quarantine) > 0) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "--ttl ("
-              + Durations.human(ttl)
-              + ") is longer than --quarantine ("
-              + Durations.human(quarantine)
-              + "): a node restarted without durable lock state could vote again before this lock"
-              + " expired. Use a --ttl of at most "
-              + Durations.human(quarantine)
-              + ", or raise --quarantine to the longest TTL you use");
-    }
   }
 
   /** Why an acquisition failed, as far as the exit code is concerned. */
@@ -587,15 +424,6 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /**
-   * How long the warm-up before the first attempt may wait for the nodes: not at all. Its calls are
-   * still sent, and finish in the background, while the engine's build check asks every node that
-   * reports a status for it, which opens and warms the same connections; waiting for both, one
-   * after the other, made a stopped node cost the start twice. A node slower than that to warm up
-   * answers a later attempt (--no-wait repeats an attempt for a node that has answered since).
-   */
-  private static final Duration WARM_UP_BUDGET = Duration.ZERO;
-
   /** Whether any of {@code nodes} has answered a call of this process (a late answer counts). */
   private boolean answeredBefore(List<String> nodes) {
     return redlock.health().stream()
@@ -623,15 +451,14 @@ final class ExecCommand implements Callable<Integer> {
       lease = acquire(maxWait);
     } catch (LockTimeoutException e) {
       Failure failure = classify(e);
+      String what =
+          switch (failure) {
+            case BUSY -> "lock busy";
+            case UNREACHABLE -> "nodes unreachable";
+            case QUARANTINE -> "too few nodes may vote (restart quarantine)";
+          };
       err.println(
-          "redlock: "
-              + switch (failure) {
-                case BUSY -> "lock busy";
-                case UNREACHABLE -> "nodes unreachable";
-                case QUARANTINE -> "too few nodes may vote (restart quarantine)";
-              }
-              + ": "
-              + Durations.humanize(NodeUri.redact(failureMessage(e))));
+          "redlock: " + what + ": " + Durations.humanize(NodeUri.redact(failureMessage(e))));
       if (e.getCause() instanceof RedlockNonTransientException cause) {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
@@ -649,21 +476,18 @@ final class ExecCommand implements Callable<Integer> {
     for (NodeFailure f : lease.failedNodes()) {
       if (!f.isTransient()) {
         // Only with --no-strict: strict nodes fail the acquisition instead (exit 78).
-        err.println(
-            "redlock: warning: "
-                + NodeUri.redact(f.toString())
-                + " (no retry fixes this; the lock holds on the other nodes, but the quorum"
-                + " tolerates one failure less until it is fixed)");
+        err.printf(
+            "redlock: warning: %s (no retry fixes this; the lock holds on the other nodes, but the"
+                + " quorum tolerates one failure less until it is fixed)%n",
+            NodeUri.redact(f.toString()));
       }
     }
     if (!lease.quarantinedNodes().isEmpty()) {
       // The lease holds on a majority of the other nodes; say why a granting node did not count.
-      err.println(
-          "redlock: note: restart quarantine: the votes of "
-              + String.join(", ", lease.quarantinedNodes())
-              + " did not count (restarted, or started, without durable lock state less than "
-              + Durations.human(quarantine)
-              + " ago)");
+      err.printf(
+          "redlock: note: restart quarantine: the votes of %s did not count (restarted, or"
+              + " started, without durable lock state less than %s ago)%n",
+          String.join(", ", lease.quarantinedNodes()), Durations.human(quarantine));
     }
     if (nodeOptions.verbose()) {
       List<String> granted = lease.grantedNodes();
@@ -680,15 +504,14 @@ final class ExecCommand implements Callable<Integer> {
       for (NodeFailure f : lease.failedNodes()) {
         err.println("redlock:   not granted: " + NodeUri.redact(f.toString()));
       }
-      err.println(
-          "redlock: extending every "
-              + Durations.human(interval)
-              + "; if that keeps failing, the lock is given up with "
-              + Durations.human(margin)
-              + " of validity left and the command "
-              + (noKillOnLoss
-                  ? "is left running (--no-kill-on-loss)"
-                  : "gets SIGTERM, then SIGKILL after " + Durations.human(grace)));
+      err.printf(
+          "redlock: extending every %s; if that keeps failing, the lock is given up with %s of"
+              + " validity left and the command %s%n",
+          Durations.human(interval),
+          Durations.human(margin),
+          noKillOnLoss
+              ? "is left running (--no-kill-on-loss)"
+              : "gets SIGTERM, then SIGKILL after " + Durations.human(grace));
     }
     ProcessBuilder pb = new ProcessBuilder().inheritIO();
     Map<String, String> env = pb.environment();
@@ -704,12 +527,9 @@ final class ExecCommand implements Callable<Integer> {
     openChannel(env);
     Optional<Child.Problem> problem = Child.check(argv.get(0), env.get("PATH"));
     if (problem.isPresent()) {
-      err.println(
-          "redlock: cannot run '"
-              + argv.get(0)
-              + "': "
-              + problem.get().message()
-              + " (the lock was released)");
+      err.printf(
+          "redlock: cannot run '%s': %s (the lock was released)%n",
+          argv.get(0), problem.get().message());
       return problem.get().exitCode();
     }
     List<String> full = new ArrayList<>(Child.dieWithParentPrefix(env.get("PATH")));
@@ -719,13 +539,10 @@ final class ExecCommand implements Callable<Integer> {
     try {
       lease.keepAlive(KeepAlive.defaults().every(interval).lostMargin(margin));
     } catch (IllegalStateException gone) {
-      err.println(
-          "redlock: LOCK LOST: '"
-              + lockName
-              + "': its validity ran out before the command could start (the nodes are too"
-              + " slow for --ttl "
-              + Durations.human(ttl)
-              + "); the command was not started");
+      err.printf(
+          "redlock: LOCK LOST: '%s': its validity ran out before the command could start (the"
+              + " nodes are too slow for --ttl %s); the command was not started%n",
+          lockName, Durations.human(ttl));
       return ExitCodes.LOST;
     }
     lease.onLost(this::onLost);
@@ -818,27 +635,6 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  private static Duration parseWait(String text) {
-    String t = text.strip().toLowerCase(Locale.ROOT);
-    if (t.equals("forever") || t.equals("infinite") || t.equals("inf")) {
-      return Duration.ofDays(365L * 1000);
-    }
-    Duration d;
-    try {
-      d = Durations.parse(text);
-    } catch (IllegalArgumentException e) {
-      throw new CliException(ExitCodes.USAGE, "--wait: " + e.getMessage(), e);
-    }
-    if (d.isNegative()) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "--wait must be positive, got "
-              + Durations.human(d)
-              + " (--no-wait, or --wait 0s, makes a single attempt)");
-    }
-    return d;
-  }
-
   /** The lease's loss signal, on a thread of the library's: report the cause, stop the command. */
   private void onLost(LeaseLost l) {
     if (!lost.compareAndSet(false, true)) {
@@ -900,11 +696,12 @@ final class ExecCommand implements Callable<Integer> {
   }
 
   /**
-   * Releases the lease (if any) and closes the nodes; once, from whichever thread comes first.
-   * Nodes where a call timed out get the release again, directly ({@link #sweep}): a release cut
-   * short by the per-node timeout (on a loaded machine), or a grant that arrived late and after the
-   * release, would otherwise stay on the node until its TTL. Closing is bounded by {@link
-   * #CLOSE_WAIT}: connections end with the process anyway.
+   * Releases the lease (if any) and closes the nodes; once, from whichever thread comes first. The
+   * release waits, within {@link #lateWait}, for the calls of the lease that were given up on: a
+   * release cut short by the per-node timeout (on a loaded machine), or a grant that arrived late
+   * and after the release, would otherwise stay on the node until its TTL ({@link
+   * Lease#releaseAwaitingLate}). Closing is bounded by {@link #CLOSE_WAIT}: connections end with
+   * the process anyway.
    */
   private void cleanup() {
     if (!cleanedUp.compareAndSet(false, true)) {
@@ -918,22 +715,18 @@ final class ExecCommand implements Callable<Integer> {
     }
     try {
       if (l != null) {
-        ReleaseOutcome outcome = l.release();
-        releaseOutcome = outcome;
-        List<String> failed = sweep(l, outcome, r);
-        if (!failed.isEmpty()) {
+        releaseOutcome =
+            l.release(); // what the nodes held: the token gone from a majority is a loss
+        List<String> left = l.releaseAwaitingLate(lateWait(r)).failedNodes();
+        if (!left.isEmpty()) {
           err.println(
-              "redlock: warning: released '"
-                  + lockName
-                  + "' on "
-                  + (outcome.nodes() - failed.size())
-                  + " of "
-                  + outcome.nodes()
-                  + " nodes; on "
-                  + failed
-                  + " it expires by its TTL ("
-                  + Durations.human(ttl)
-                  + ")");
+              "redlock: warning: released '%s' on %d of %d nodes; on %s it expires by its TTL (%s)"
+                  .formatted(
+                      lockName,
+                      r.nodes().size() - left.size(),
+                      r.nodes().size(),
+                      left,
+                      Durations.human(ttl)));
         }
       }
     } catch (RuntimeException e) {
@@ -945,77 +738,13 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  /**
-   * After the lease's release: for the nodes where an acquire or release call timed out (it may
-   * still set or keep the key: a grant that arrives after the release, or a release cut short by
-   * the per-node timeout on a loaded machine), waits (bounded) for their calls under way to end and
-   * sends compare-and-delete again. Nodes that are down, or never answered, are not waited for.
-   * Returns the nodes on which the key may still be.
-   */
-  private List<String> sweep(Lease l, ReleaseOutcome outcome, Redlock r) {
-    List<String> toAsk = new ArrayList<>(watch.timedOut());
-    // A node that could not even be asked to lock (refused, misconfigured) holds no key of it.
-    List<String> left = new ArrayList<>(outcome.failedNodes());
-    left.removeIf(n -> !watch.mayHold(n));
-    Map<String, NodeHealth> health = new LinkedHashMap<>();
-    r.health().forEach(h -> health.put(h.node(), h));
-    // A node that is down, or never answered anything, would only make exit wait.
-    toAsk.removeIf(
-        n ->
-            health.get(n) == null
-                || health.get(n).state() == NodeHealth.State.DOWN
-                || health.get(n).sinceLastAnswer().isEmpty());
-    if (toAsk.isEmpty()) {
-      return left;
-    }
-    long deadline = System.nanoTime() + sweepBudget(r).toNanos();
-    while (System.nanoTime() - deadline < 0
-        && r.health().stream().anyMatch(h -> toAsk.contains(h.node()) && h.callsInFlight() > 0)) {
-      try {
-        Thread.sleep(5);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-    }
-    List<Reply<Boolean>> replies = new ArrayList<>();
-    List<String> asked = new ArrayList<>();
-    for (LockNode node : nodeOptions.opened) {
-      String name = NodeUri.redact(node.name());
-      if (toAsk.contains(name)) {
-        try {
-          replies.add(node.release(lockName, l.token()));
-          asked.add(name);
-        } catch (RuntimeException e) {
-          // stays in "left" if the lease's release failed there
-        }
-      }
-    }
-    for (int i = 0; i < replies.size(); i++) {
-      long wait = Math.max(1_000_000, deadline - System.nanoTime());
-      try {
-        replies.get(i).await(Duration.ofNanos(wait));
-        left.remove(asked.get(i));
-      } catch (RuntimeException e) {
-        replies.get(i).abandon(late -> {});
-        if (!left.contains(asked.get(i))) {
-          left.add(asked.get(i)); // a late grant may still be there
-        }
-      }
-    }
-    if (nodeOptions.verbose()) {
-      err.println("redlock: sent the release again to " + asked + "; not confirmed: " + left);
-    }
-    return left;
-  }
-
-  /** How long the sweep may take: a few node timeouts, at least half a second, at most 2 s. */
-  private Duration sweepBudget(Redlock r) {
+  /** How long exit waits for late replies: a few node timeouts, at least 0.5 s, at most 2 s. */
+  private Duration lateWait(Redlock r) {
     Duration fourTimeouts = r.settings().nodeTimeoutFor(ttl).multipliedBy(4);
-    if (fourTimeouts.compareTo(RELEASE_SWEEP_MIN) < 0) {
-      return RELEASE_SWEEP_MIN;
+    if (fourTimeouts.compareTo(LATE_WAIT_MIN) < 0) {
+      return LATE_WAIT_MIN;
     }
-    return fourTimeouts.compareTo(RELEASE_SWEEP_MAX) > 0 ? RELEASE_SWEEP_MAX : fourTimeouts;
+    return fourTimeouts.compareTo(LATE_WAIT_MAX) > 0 ? LATE_WAIT_MAX : fourTimeouts;
   }
 
   /** Closes the Redlock on a daemon thread, waiting at most {@link #CLOSE_WAIT}. */

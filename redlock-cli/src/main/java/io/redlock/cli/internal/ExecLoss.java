@@ -2,11 +2,9 @@ package io.redlock.cli.internal;
 
 import io.redlock.Lease;
 import io.redlock.LeaseLost;
-import io.redlock.NodeHealth;
 import io.redlock.Redlock;
 import io.redlock.RedlockListener;
 import io.redlock.ReleaseOutcome;
-import io.redlock.spi.NodeUri;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,43 +72,13 @@ final class ExecLoss implements RedlockListener {
     }
   }
 
-  /** Nodes whose last acquire or release call timed out: it may still take effect. */
-  private final java.util.Set<String> timedOut = new java.util.LinkedHashSet<>();
-
-  /** Nodes that granted an acquisition, or may have (it timed out): they may hold a key. */
-  private final java.util.Set<String> mayHold = new java.util.LinkedHashSet<>();
-
-  /** Whether {@code node} may hold a key of this lease: it granted, or its answer never came. */
-  boolean mayHold(String node) {
-    synchronized (lock) {
-      return mayHold.contains(node);
-    }
-  }
-
   @Override
   public void nodeCall(String node, String operation, Outcome outcome, long nanos) {
     synchronized (lock) {
       if (operation.equals("extend")) {
         calls++;
         outcomes.put(node, outcome);
-      } else if (operation.startsWith("tryAcquire") || operation.equals("release")) {
-        if (operation.startsWith("tryAcquire")
-            && (outcome == Outcome.YES || outcome == Outcome.TIMED_OUT)) {
-          mayHold.add(node);
-        }
-        if (outcome == Outcome.TIMED_OUT) {
-          timedOut.add(node);
-        } else if (operation.equals("release")) {
-          timedOut.remove(node); // answered (or failed outright): nothing late to come
-        }
       }
-    }
-  }
-
-  /** The nodes where a timed-out call may still set or keep the key. */
-  List<String> timedOut() {
-    synchronized (lock) {
-      return List.copyOf(timedOut);
     }
   }
 
@@ -154,16 +122,10 @@ final class ExecLoss implements RedlockListener {
       err.println("redlock: extending '" + lockName + "' works again");
     }
     if (warn && l != null && l.remainingValidity().compareTo(margin) > 0) {
-      err.println(
-          "redlock: warning: could not extend '"
-              + lockName
-              + "' ("
-              + why
-              + "); "
-              + Durations.format(l.remainingValidity())
-              + " of validity left, retrying; the command is stopped if "
-              + Durations.human(margin)
-              + " or less is left");
+      err.printf(
+          "redlock: warning: could not extend '%s' (%s); %s of validity left, retrying; the command"
+              + " is stopped if %s or less is left%n",
+          lockName, why, Durations.format(l.remainingValidity()), Durations.human(margin));
     }
   }
 
@@ -215,12 +177,8 @@ final class ExecLoss implements RedlockListener {
                     });
           }
         });
-    return yes
-        + " of "
-        + redlock.nodes().size()
-        + " nodes agreed, a quorum needs "
-        + redlock.quorum()
-        + (parts.isEmpty() ? "" : "; " + String.join(", ", parts));
+    return "%d of %d nodes agreed, a quorum needs %d%s"
+        .formatted(yes, redlock.nodes().size(), redlock.quorum(), Verdict.list("; ", parts, ""));
   }
 
   /**
@@ -232,30 +190,25 @@ final class ExecLoss implements RedlockListener {
     err.println();
     err.println(BANNER);
     err.println("redlock: LOCK LOST: '" + lockName + "': " + cause(l) + ".");
-    for (String line : nodeErrors(l)) {
-      err.println("redlock:   " + line);
+    if (l.reason() == LeaseLost.Reason.UNREACHABLE && !pausedPastValidity()) {
+      CliWords.nodeErrors(redlock).forEach(e -> err.println("redlock:   " + e));
     }
     err.println(
         validity.isZero()
             ? "redlock: Another process may hold it now."
-            : "redlock: It stays valid for at most another "
-                + Durations.format(validity)
-                + "; after that another process may hold it.");
+            : "redlock: It stays valid for at most another %s; after that another process may hold it."
+                .formatted(Durations.format(validity)));
     if (c == null) {
       err.println("redlock: The command was not started; redlock will exit with 79.");
+    } else if (kill) {
+      err.printf(
+          "redlock: Stopping the command (pid %d: SIGTERM, SIGKILL after %s); redlock will exit"
+              + " with %d.%n",
+          c.pid(), Durations.human(grace), ExitCodes.LOST);
     } else {
-      err.println(
-          kill
-              ? "redlock: Stopping the command (pid "
-                  + c.pid()
-                  + ": SIGTERM, SIGKILL after "
-                  + Durations.human(grace)
-                  + "); redlock will exit with "
-                  + ExitCodes.LOST
-                  + "."
-              : "redlock: --no-kill-on-loss: the command keeps running; redlock will exit with "
-                  + ExitCodes.LOST
-                  + ".");
+      err.printf(
+          "redlock: --no-kill-on-loss: the command keeps running; redlock will exit with %d.%n",
+          ExitCodes.LOST);
     }
     err.println(BANNER);
     err.flush();
@@ -300,11 +253,8 @@ final class ExecLoss implements RedlockListener {
               ? "this process was paused or starved for longer than the lock's validity (e.g."
                   + " SIGSTOP, a long GC pause, a suspended VM): when the extension finally ran,"
                   + " the validity had already run out"
-              : "it could not be extended: "
-                  + l.detail()
-                  + " ("
-                  + failedAttempts()
-                  + (failedAttempts() == 1 ? " attempt)" : " attempts)");
+              : "it could not be extended: %s (%d attempt%s)"
+                  .formatted(l.detail(), failedAttempts(), failedAttempts() == 1 ? "" : "s");
       case EXPIRED ->
           "its validity ran out before an extension succeeded (was this process paused or"
               + " starved?)";
@@ -312,46 +262,24 @@ final class ExecLoss implements RedlockListener {
     };
   }
 
-  /** Each node's last error, for nodes that failed: why the extensions did not get through. */
-  private List<String> nodeErrors(LeaseLost l) {
-    List<String> out = new ArrayList<>();
-    if (l.reason() != LeaseLost.Reason.UNREACHABLE || pausedPastValidity()) {
-      return out;
-    }
-    for (NodeHealth h : redlock.health()) {
-      h.lastError()
-          .map(e -> NodeUri.redact(e))
-          .map(e -> e.startsWith(h.node()) ? e : h.node() + ": " + e)
-          .ifPresent(e -> out.add(Durations.humanize(e)));
-    }
-    return out;
-  }
-
   /** LOCK LOST for a token that the release found gone while the lease was still valid. */
   void reportGoneAtRelease(ReleaseOutcome outcome, Duration validity, int code) {
     err.println();
     err.println(BANNER);
-    err.println(
-        "redlock: LOCK LOST: '"
-            + lockName
-            + "': "
-            + DELETED
-            + " while the command ran: at its release, "
-            + (outcome.answered() - outcome.deleted())
-            + " of "
-            + outcome.nodes()
-            + " nodes no longer held its token (a quorum needs "
-            + redlock.quorum()
-            + "), though its TTL left it valid for another "
-            + Durations.format(validity)
-            + ".");
+    err.printf(
+        "redlock: LOCK LOST: '%s': %s while the command ran: at its release, %d of %d nodes no"
+            + " longer held its token (a quorum needs %d), though its TTL left it valid for another"
+            + " %s.%n",
+        lockName,
+        DELETED,
+        outcome.answered() - outcome.deleted(),
+        outcome.nodes(),
+        redlock.quorum(),
+        Durations.format(validity));
     err.println("redlock: Another process may have held it while the command ran.");
-    err.println(
-        "redlock: The command had ended (exit code "
-            + code
-            + "); redlock exits with "
-            + ExitCodes.LOST
-            + ".");
+    err.printf(
+        "redlock: The command had ended (exit code %d); redlock exits with %d.%n",
+        code, ExitCodes.LOST);
     err.println(BANNER);
     err.flush();
   }

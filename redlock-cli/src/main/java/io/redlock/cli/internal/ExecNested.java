@@ -90,11 +90,10 @@ final class ExecNested {
     } catch (IllegalStateException | IllegalArgumentException e) {
       return exit(
           ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "': the lease of the 'redlock exec' this runs under is no longer held ("
-              + e.getMessage()
-              + ")");
+          "redlock: not held: '%s': the lease of the 'redlock exec' this runs under is no longer"
+              + " held (%s)",
+          lockName,
+          e.getMessage());
     }
     Map<RedlockListener.Outcome, Long> counts = watch.lastCounts();
     long yes = counts.getOrDefault(RedlockListener.Outcome.YES, 0L);
@@ -103,44 +102,27 @@ final class ExecNested {
     if (extended) {
       return exit(
           ExitCodes.OK,
-          "redlock: extended '"
-              + lockName
-              + "' to "
-              + Durations.human(use)
-              + " on "
-              + yes
-              + " of "
-              + n
-              + " nodes; valid for "
-              + Durations.format(l.remainingValidity())
-              + (use.equals(asked)
-                  ? ""
-                  : " (asked for "
-                      + Durations.human(asked)
-                      + "; exec renews with at least its --ttl)"));
+          "redlock: extended '%s' to %s on %d of %d nodes; valid for %s%s",
+          lockName,
+          Durations.human(use),
+          yes,
+          n,
+          Durations.format(l.remainingValidity()),
+          use.equals(asked)
+              ? ""
+              : " (asked for " + Durations.human(asked) + "; exec renews with at least its --ttl)");
     }
     if (no >= redlock.quorum()) {
-      return exit(
-          ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "' is not held with this token by a majority of the nodes ("
-              + no
-              + " of "
-              + n
-              + " answered that it is not)");
+      return notHeld(no, n);
     }
     return exit(
         ExitCodes.UNREACHABLE,
-        "redlock: nodes unreachable: could not extend '"
-            + lockName
-            + "': "
-            + yes
-            + " of "
-            + n
-            + " nodes confirmed its token, a quorum needs "
-            + redlock.quorum()
-            + "; exec keeps renewing it with its previous TTL");
+        "redlock: nodes unreachable: could not extend '%s': %d of %d nodes confirmed its token, a"
+            + " quorum needs %d; exec keeps renewing it with its previous TTL",
+        lockName,
+        yes,
+        n,
+        redlock.quorum());
   }
 
   /** A nested {@code redlock release} of this exec's lease: released here; renewal stops. */
@@ -150,49 +132,45 @@ final class ExecNested {
     if (o.deleted() >= redlock.quorum()) {
       return exit(
           ExitCodes.OK,
-          "redlock: released '"
-              + lockName
-              + "': deleted on "
-              + o.deleted()
-              + " of "
-              + o.nodes()
-              + " nodes"
-              + (o.failedNodes().isEmpty()
-                  ? ""
-                  : "; no answer from "
-                      + String.join(", ", o.failedNodes())
-                      + ", where it expires by its TTL")
-              + "; the command runs on without the lock");
+          "redlock: released '%s': deleted on %d of %d nodes%s; the command runs on without the"
+              + " lock",
+          lockName,
+          o.deleted(),
+          o.nodes(),
+          o.failedNodes().isEmpty()
+              ? ""
+              : "; no answer from "
+                  + String.join(", ", o.failedNodes())
+                  + ", where it expires by its TTL");
     }
     if (o.answered() >= redlock.quorum()) {
-      return exit(
-          ExitCodes.LOST,
-          "redlock: not held: '"
-              + lockName
-              + "' is not held with this token by a majority of the nodes ("
-              + (o.answered() - o.deleted())
-              + " of "
-              + o.nodes()
-              + " answered that it is not)");
+      return notHeld(o.answered() - o.deleted(), o.nodes());
     }
     return exit(
         ExitCodes.UNREACHABLE,
-        "redlock: nodes unreachable: released '"
-            + lockName
-            + "' on "
-            + o.deleted()
-            + " of "
-            + o.nodes()
-            + " nodes only, a quorum needs "
-            + redlock.quorum()
-            + "; no answer from "
-            + String.join(", ", o.failedNodes()));
+        "redlock: nodes unreachable: released '%s' on %d of %d nodes only, a quorum needs %d; no"
+            + " answer from %s",
+        lockName,
+        o.deleted(),
+        o.nodes(),
+        redlock.quorum(),
+        String.join(", ", o.failedNodes()));
   }
 
-  private static Map<String, List<String>> exit(int code, String line) {
+  private Map<String, List<String>> notHeld(long no, int n) {
+    return exit(
+        ExitCodes.LOST,
+        "redlock: not held: '%s' is not held with this token by a majority of the nodes (%d of %d"
+            + " answered that it is not)",
+        lockName,
+        no,
+        n);
+  }
+
+  private static Map<String, List<String>> exit(int code, String format, Object... args) {
     Map<String, List<String>> a = new LinkedHashMap<>();
     a.put("exit", List.of(Integer.toString(code)));
-    a.put("err", List.of(NodeUri.redact(line)));
+    a.put("err", List.of(NodeUri.redact(format.formatted(args))));
     return a;
   }
 }

@@ -3,7 +3,6 @@ package io.redlock.cli.internal;
 import io.redlock.Redlock;
 import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.NodeUri;
 import io.redlock.spi.Reply;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -60,7 +59,7 @@ final class InspectCommands {
       if (lockName.isBlank()) {
         throw new CliException(ExitCodes.USAGE, "LOCKNAME must not be blank");
       }
-      ExecCommand.requirePositive("--timeout", timeout);
+      Durations.requirePositive("--timeout", timeout);
       NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
       return nodeOptions.build(selection, b -> b, List.of(), NodeOptions.WARM_UP_MIN);
     }
@@ -70,43 +69,20 @@ final class InspectCommands {
      */
     List<NodeState> inspectAll() {
       List<LockNode> nodes = nodeOptions.opened;
-      List<Reply<Optional<KeyHolder>>> replies = new ArrayList<>();
-      List<String> early = new ArrayList<>();
-      for (LockNode node : nodes) {
-        String name = NodeUri.redact(node.name());
-        if (!node.capabilities().inspection()) {
-          replies.add(null);
-          early.add(
-              "cannot look up a key's holder (the backend's capabilities().inspection() is false)");
-          continue;
-        }
-        try {
-          replies.add(node.inspect(lockName));
-          early.add(null);
-        } catch (RuntimeException e) {
-          replies.add(null);
-          early.add(NodeProbe.message(name, node, e));
-        }
-      }
-      long deadline = System.nanoTime() + timeout.toNanos();
       List<NodeState> states = new ArrayList<>();
-      for (int i = 0; i < nodes.size(); i++) {
-        String name = NodeUri.redact(nodes.get(i).name());
-        Reply<Optional<KeyHolder>> reply = replies.get(i);
-        if (reply == null) {
-          states.add(new NodeState(name, Optional.empty(), early.get(i)));
-          continue;
-        }
-        try {
-          Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-          states.add(new NodeState(name, reply.await(left), null));
-        } catch (RuntimeException e) {
-          reply.abandon(late -> {});
-          states.add(
-              new NodeState(name, Optional.empty(), NodeProbe.message(name, nodes.get(i), e)));
-        }
+      for (NodeCalls.Answer<Optional<KeyHolder>> a :
+          NodeCalls.all(nodes, i -> inspect(nodes.get(i)), timeout)) {
+        states.add(new NodeState(a.node(), a.answered() ? a.value() : Optional.empty(), a.error()));
       }
       return states;
+    }
+
+    private Reply<Optional<KeyHolder>> inspect(LockNode node) {
+      if (!node.capabilities().inspection()) {
+        throw new UnsupportedOperationException(
+            "cannot look up a key's holder (the backend's capabilities().inspection() is false)");
+      }
+      return node.inspect(lockName);
     }
 
     static String prefix(String token) {
@@ -153,7 +129,7 @@ final class InspectCommands {
             byToken.computeIfAbsent(h.token(), k -> new ArrayList<>()).add(h.remainingTtl());
           }
         }
-        DoctorCommand.printColumns(out, rows);
+        DoctorReport.printColumns(out, rows);
         int quorum = redlock.quorum();
         int n = states.size();
         String verdict = null;
@@ -162,51 +138,37 @@ final class InspectCommands {
           if (ttls.size() >= quorum) {
             ttls.sort(Comparator.reverseOrder());
             verdict =
-                "'"
-                    + lockName
-                    + "' is HELD by "
-                    + prefix(e.getKey())
-                    + " on "
-                    + ttls.size()
-                    + " of "
-                    + n
-                    + " nodes (a quorum needs "
-                    + quorum
-                    + "), for at most another "
-                    + Durations.format(ttls.get(quorum - 1))
+                "'%s' is HELD by %s on %d of %d nodes (a quorum needs %d), for at most another %s"
+                        .formatted(
+                            lockName,
+                            prefix(e.getKey()),
+                            ttls.size(),
+                            n,
+                            quorum,
+                            Durations.format(ttls.get(quorum - 1)))
                     + " unless its holder extends it";
           }
         }
         if (verdict == null) {
           if (answered < quorum) {
-            err.println(
-                "redlock: only "
-                    + answered
-                    + " of "
-                    + n
-                    + " nodes answered, a quorum needs "
-                    + quorum
-                    + ": cannot tell whether '"
-                    + lockName
-                    + "' is held");
+            err.printf(
+                "redlock: only %d of %d nodes answered, a quorum needs %d: cannot tell whether '%s'"
+                    + " is held%n",
+                answered, n, quorum, lockName);
             return ExitCodes.UNREACHABLE;
           }
           int held = byToken.values().stream().mapToInt(List::size).sum();
           verdict =
-              "'"
-                  + lockName
-                  + "' is FREE: no holder has a quorum of "
-                  + quorum
-                  + " of "
-                  + n
-                  + " nodes"
-                  + (held == 0
-                      ? ""
-                      : " (keys left on "
-                          + held
-                          + " node"
-                          + (held == 1 ? "" : "s")
-                          + " expire on their own, or go with 'redlock unlock --force')");
+              "'%s' is FREE: no holder has a quorum of %d of %d nodes%s"
+                  .formatted(
+                      lockName,
+                      quorum,
+                      n,
+                      held == 0
+                          ? ""
+                          : " (keys left on %d node%s expire on their own, or go with 'redlock"
+                                  .formatted(held, held == 1 ? "" : "s")
+                              + " unlock --force')");
         }
         out.println();
         out.println(verdict);
@@ -252,61 +214,39 @@ final class InspectCommands {
       try (Redlock redlock = open()) {
         List<NodeState> states = inspectAll();
         List<LockNode> nodes = nodeOptions.opened;
-        List<Reply<Boolean>> replies = new ArrayList<>();
-        for (int i = 0; i < nodes.size(); i++) {
-          NodeState s = states.get(i);
-          Reply<Boolean> reply = null;
-          if (s.answered() && s.holder().isPresent()) {
-            try {
-              reply = nodes.get(i).release(lockName, s.holder().get().token());
-            } catch (RuntimeException e) {
-              states.set(
-                  i,
-                  new NodeState(
-                      s.node(), s.holder(), NodeProbe.message(s.node(), nodes.get(i), e)));
-            }
-          }
-          replies.add(reply);
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
+        List<NodeCalls.Answer<Boolean>> deletes =
+            NodeCalls.all(
+                nodes,
+                i ->
+                    states.get(i).answered() && states.get(i).holder().isPresent()
+                        ? nodes.get(i).release(lockName, states.get(i).holder().get().token())
+                        : null,
+                timeout);
         int deleted = 0;
         int failed = 0;
         for (int i = 0; i < nodes.size(); i++) {
           NodeState s = states.get(i);
-          Reply<Boolean> reply = replies.get(i);
+          NodeCalls.Answer<Boolean> d = deletes.get(i);
           if (!s.answered()) {
             failed++;
             err.println("redlock: " + s.node() + ": not deleted: " + s.error());
             continue;
           }
-          if (reply == null) {
+          if (!d.asked()) {
             continue; // free on this node
           }
           KeyHolder h = s.holder().get();
           String what = "(token " + prefix(h.token()) + ", " + Durations.format(h.remainingTtl());
-          try {
-            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-            if (Boolean.TRUE.equals(reply.await(left))) {
-              deleted++;
-              out.println("deleted '" + lockName + "' on " + s.node() + " " + what + " left)");
-            } else {
-              out.println(
-                  "not deleted on "
-                      + s.node()
-                      + ": its holder changed or it expired meanwhile "
-                      + what
-                      + " left when read)");
-            }
-          } catch (RuntimeException e) {
-            reply.abandon(late -> {});
+          if (!d.answered()) {
             failed++;
-            err.println(
-                "redlock: "
-                    + s.node()
-                    + ": not deleted "
-                    + what
-                    + " left): "
-                    + NodeProbe.message(s.node(), nodes.get(i), e));
+            err.println("redlock: " + s.node() + ": not deleted " + what + " left): " + d.error());
+          } else if (Boolean.TRUE.equals(d.value())) {
+            deleted++;
+            out.println("deleted '" + lockName + "' on " + s.node() + " " + what + " left)");
+          } else {
+            out.printf(
+                "not deleted on %s: its holder changed or it expired meanwhile %s left when read)%n",
+                s.node(), what);
           }
         }
         out.println(

@@ -6,8 +6,6 @@ import io.redlock.Redlock;
 import io.redlock.RedlockListener;
 import io.redlock.ReleaseOutcome;
 import io.redlock.spi.LockNode;
-import io.redlock.spi.NodeUri;
-import io.redlock.spi.Reply;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -119,37 +117,23 @@ final class LeaseCommands {
       long misconfigured = answers.count(RedlockListener.Outcome.MISCONFIGURED);
       List<String> failed = answers.failed();
       if (no < redlock.quorum() && !failed.isEmpty()) {
-        err.println(
-            "redlock: "
-                + (misconfigured > 0 ? "nodes misconfigured" : "nodes unreachable")
-                + ": could not "
-                + doing
-                + " '"
-                + lockName
-                + "': "
-                + yes
-                + " of "
-                + redlock.nodes().size()
-                + " nodes confirmed its token, a quorum needs "
-                + redlock.quorum()
-                + "; no answer from "
-                + String.join(", ", failed));
-        for (var h : redlock.health()) {
-          h.lastError()
-              .map(m -> NodeUri.redact(m))
-              .map(m -> m.startsWith(h.node()) ? m : h.node() + ": " + m)
-              .ifPresent(m -> err.println("redlock:   " + m));
-        }
+        err.printf(
+            "redlock: %s: could not %s '%s': %d of %d nodes confirmed its token, a quorum needs %d;"
+                + " no answer from %s%n",
+            misconfigured > 0 ? "nodes misconfigured" : "nodes unreachable",
+            doing,
+            lockName,
+            yes,
+            redlock.nodes().size(),
+            redlock.quorum(),
+            String.join(", ", failed));
+        CliWords.nodeErrors(redlock).forEach(m -> err.println("redlock:   " + m));
         return misconfigured > 0 ? ExitCodes.CONFIG : ExitCodes.UNREACHABLE;
       }
-      err.println(
-          "redlock: not held: '"
-              + lockName
-              + "' is not held with this token by a majority of the nodes ("
-              + no
-              + " of "
-              + redlock.nodes().size()
-              + " answered that it is not): it was released, it expired, or the token is wrong");
+      err.printf(
+          "redlock: not held: '%s' is not held with this token by a majority of the nodes (%d of %d"
+              + " answered that it is not): it was released, it expired, or the token is wrong%n",
+          lockName, no, redlock.nodes().size());
       return ExitCodes.LOST;
     }
   }
@@ -185,7 +169,7 @@ final class LeaseCommands {
 
     @Override
     public Integer call() {
-      ExecCommand.requirePositive("--ttl", ttl);
+      Durations.requirePositive("--ttl", ttl);
       java.util.Optional<Integer> parent = byParent("extend", ttl);
       if (parent.isPresent()) {
         return parent.get();
@@ -193,17 +177,13 @@ final class LeaseCommands {
       Redlock redlock = open();
       try {
         Lease lease = redlock.resume(lockName, token, ttl);
-        err.println(
-            "redlock: extended '"
-                + lockName
-                + "' to "
-                + Durations.human(ttl)
-                + " on "
-                + answers.count(RedlockListener.Outcome.YES)
-                + " of "
-                + redlock.nodes().size()
-                + " nodes; valid for "
-                + Durations.format(lease.remainingValidity()));
+        err.printf(
+            "redlock: extended '%s' to %s on %d of %d nodes; valid for %s%n",
+            lockName,
+            Durations.human(ttl),
+            answers.count(RedlockListener.Outcome.YES),
+            redlock.nodes().size(),
+            Durations.format(lease.remainingValidity()));
         return ExitCodes.OK;
       } catch (LeaseLostException e) {
         return notHeld(redlock, e, "extend");
@@ -248,30 +228,22 @@ final class LeaseCommands {
           int code = notHeld(redlock, e, "release");
           int deleted = deleteEverywhere(redlock);
           if (deleted > 0) {
-            err.println(
-                "redlock: deleted the key that still held this token on "
-                    + deleted
-                    + " of "
-                    + redlock.nodes().size()
-                    + " nodes");
+            err.printf(
+                "redlock: deleted the key that still held this token on %d of %d nodes%n",
+                deleted, redlock.nodes().size());
           }
           return code;
         }
         ReleaseOutcome outcome = lease.release();
-        err.println(
-            "redlock: released '"
-                + lockName
-                + "': deleted on "
-                + outcome.deleted()
-                + " of "
-                + outcome.nodes()
-                + " nodes"
-                + (outcome.failedNodes().isEmpty()
-                    ? ""
-                    : "; no answer from "
-                        + String.join(", ", outcome.failedNodes())
-                        + ", where it expires within "
-                        + Durations.human(RELEASE_TTL)));
+        err.printf(
+            "redlock: released '%s': deleted on %d of %d nodes%s%n",
+            lockName,
+            outcome.deleted(),
+            outcome.nodes(),
+            Verdict.list(
+                "; no answer from ",
+                outcome.failedNodes(),
+                ", where it expires within " + Durations.human(RELEASE_TTL)));
         return ExitCodes.OK;
       } finally {
         redlock.close();
@@ -280,28 +252,15 @@ final class LeaseCommands {
 
     /** Compare-and-delete on every node; how many deleted. */
     private int deleteEverywhere(Redlock redlock) {
-      Duration timeout = redlock.settings().nodeTimeoutFor(RELEASE_TTL);
-      List<Reply<Boolean>> replies = new ArrayList<>();
-      for (LockNode node : nodeOptions.opened) {
-        try {
-          replies.add(node.release(lockName, token));
-        } catch (RuntimeException e) {
-          // counted as not deleted
-        }
-      }
-      int deleted = 0;
-      long deadline = System.nanoTime() + timeout.toNanos();
-      for (Reply<Boolean> reply : replies) {
-        try {
-          if (Boolean.TRUE.equals(
-              reply.await(Duration.ofNanos(Math.max(1, deadline - System.nanoTime()))))) {
-            deleted++;
-          }
-        } catch (RuntimeException e) {
-          reply.abandon(late -> {});
-        }
-      }
-      return deleted;
+      List<LockNode> nodes = nodeOptions.opened;
+      return (int)
+          NodeCalls.all(
+                  nodes,
+                  i -> nodes.get(i).release(lockName, token),
+                  redlock.settings().nodeTimeoutFor(RELEASE_TTL))
+              .stream()
+              .filter(a -> Boolean.TRUE.equals(a.value()))
+              .count();
     }
   }
 }

@@ -1,7 +1,7 @@
 package io.redlock.cli.internal;
 
 import io.redlock.ConfiguredNodes;
-import io.redlock.NodeTimeoutException;
+import io.redlock.NodeReport;
 import io.redlock.NodesMisconfiguredException;
 import io.redlock.Redlock;
 import io.redlock.RedlockBuilder;
@@ -11,24 +11,23 @@ import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeUri;
-import io.redlock.spi.Reply;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Option;
 
 /**
@@ -49,14 +48,6 @@ final class NodeOptions {
 
   /** The warm-up's budget when the caller does not wait for the lock (--no-wait). */
   static final Duration WARM_UP_MIN = Duration.ofMillis(500);
-
-  /** The warm-up's budget for a caller that waits up to {@code wait} for the lock. */
-  static Duration warmUpBudget(Duration wait) {
-    if (wait.compareTo(WARM_UP_MIN) < 0) {
-      return WARM_UP_MIN;
-    }
-    return wait.compareTo(WARM_UP_TIMEOUT) > 0 ? WARM_UP_TIMEOUT : wait;
-  }
 
   /** How many SQLite files make the zero-setup quorum. */
   static final int ZERO_SETUP_NODES = 3;
@@ -194,9 +185,6 @@ final class NodeOptions {
     }
   }
 
-  /** A reference to an environment variable inside a node URI: {@code ${NAME}}. */
-  private static final Pattern VARIABLE = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
-
   /**
    * The nodes a command uses: inside {@code redlock exec} without node options of its own, the
    * parent exec's (credentials included, never through the environment); else {@link #select}.
@@ -218,7 +206,7 @@ final class NodeOptions {
     }
     Set<String> credentials = new TreeSet<>();
     for (String template : raw.uris()) {
-      checkPorts(template, raw);
+      NodeSources.checkPorts(template, raw);
       String redactedTemplate = NodeUri.redact(template);
       for (String name : ConfiguredNodes.variables(template)) {
         if (!redactedTemplate.contains("${" + name + "}")) {
@@ -233,7 +221,7 @@ final class NodeOptions {
       throw new CliException(ExitCodes.USAGE, e.getMessage());
     }
     String fromEnv = env.get(ConfiguredNodes.NODES_ENV);
-    if (fromEnv != null && holdsPassword(fromEnv)) {
+    if (fromEnv != null && NodeSources.holdsPassword(fromEnv)) {
       credentials.add(ConfiguredNodes.NODES_ENV);
     }
     return new Selection(
@@ -255,7 +243,7 @@ final class NodeOptions {
         throw new CliException(ExitCodes.USAGE, "--nodes was given but names no node URI");
       }
       uris.stream()
-          .filter(NodeOptions::holdsPassword)
+          .filter(NodeSources::holdsPassword)
           .findFirst()
           .ifPresent(
               uri ->
@@ -264,12 +252,12 @@ final class NodeOptions {
                           + " shell's history; put it in a config file only you can read"
                           + " (--config FILE or REDLOCK_CONFIG, nodes=...), or refer to an"
                           + " environment variable: --nodes '"
-                          + passwordFromVariable(uri)
+                          + NodeSources.passwordFromVariable(uri)
                           + "'"));
       return new Selection(uris, "--nodes", false, null, null);
     }
     if (config != null) {
-      return fromConfigFile(config, "--config", err);
+      return NodeSources.fromConfigFile(config, "--config", err);
     }
     String nodesEnv = env.get(ConfiguredNodes.NODES_ENV);
     if (nodesEnv != null) {
@@ -300,162 +288,10 @@ final class NodeOptions {
                 + ConfiguredNodes.CONFIG_ENV
                 + " is set but empty; point it at a properties file with nodes=..., or unset it");
       }
-      return fromConfigFile(
+      return NodeSources.fromConfigFile(
           Path.of(configEnv), "environment variable " + ConfiguredNodes.CONFIG_ENV, err);
     }
     return zeroSetup(env, err);
-  }
-
-  /**
-   * {@code uri} with a reference to an environment variable where its password is, in the URI's own
-   * form: {@code redis://:${REDIS_PASSWORD}@host:6379}, {@code
-   * postgresql://u:${POSTGRESQL_PASSWORD}@host/db}, {@code
-   * jdbc:mariadb://host/db?user=u&password=${MARIADB_PASSWORD}}.
-   */
-  static String passwordFromVariable(String uri) {
-    String scheme;
-    try {
-      scheme = NodeUri.parse(uri).scheme();
-    } catch (RuntimeException e) {
-      scheme = "node";
-    }
-    String variable =
-        scheme
-                .substring(scheme.lastIndexOf(':') + 1)
-                .toUpperCase(java.util.Locale.ROOT)
-                .replaceAll("[^A-Z0-9]", "_")
-            + "_PASSWORD";
-    return NodeUri.redactUri(uri).replace("***", "${" + variable + "}");
-  }
-
-  /**
-   * Whether {@code text} holds a password or other secret written out, rather than a {@code ${VAR}}
-   * reference to one: what redaction would hide, once the references count as hidden already.
-   */
-  static boolean holdsPassword(String text) {
-    String references = VARIABLE.matcher(text).replaceAll("***");
-    return !NodeUri.redact(references).equals(references);
-  }
-
-  /**
-   * A URI's port must be a number from 1 to 65535: {@code redis://127.0.0.1:notaport} is refused
-   * here, naming the port, since a backend's URI parser would only see "no host" in it.
-   */
-  static void checkPorts(String uri, Selection selection) {
-    int scheme = uri.indexOf("://");
-    if (scheme < 0) {
-      return;
-    }
-    String rest = uri.substring(scheme + 3);
-    int query = indexOfAny(rest, "?#");
-    int at = rest.lastIndexOf('@', query);
-    String hosts = rest.substring(at + 1);
-    hosts = hosts.substring(0, indexOfAny(hosts, "/?#"));
-    for (String host : hosts.split(",")) {
-      String port;
-      if (host.startsWith("[")) {
-        int close = host.indexOf("]:");
-        port = close < 0 ? "" : host.substring(close + 2);
-      } else {
-        int colon = host.lastIndexOf(':');
-        port = colon < 0 ? "" : host.substring(colon + 1);
-      }
-      if (port.isEmpty()) {
-        continue;
-      }
-      String why = null;
-      // The port is never quoted: in a URI whose password holds an '@' or ':', it is a piece of
-      // the password.
-      if (!port.matches("\\d{1,9}")
-          || Integer.parseInt(port) < 1
-          || Integer.parseInt(port) > 65_535) {
-        why = "the port is not a number from 1 to 65535";
-      }
-      if (why != null) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            withSource(
-                "node URI '"
-                    + NodeUri.redactUri(uri)
-                    + "' has a bad port: "
-                    + why
-                    + ", e.g. redis://127.0.0.1:6379 (percent-encode '@', ':' and '/' in a"
-                    + " password)",
-                selection == null ? new Selection(List.of(), "?", false, null, null) : selection));
-      }
-    }
-  }
-
-  private static int indexOfAny(String s, String chars) {
-    for (int i = 0; i < s.length(); i++) {
-      if (chars.indexOf(s.charAt(i)) >= 0) {
-        return i;
-      }
-    }
-    return s.length();
-  }
-
-  private static Selection fromConfigFile(Path file, String namedBy, PrintStream err) {
-    Properties p = ConfiguredNodes.readProperties(file, namedBy);
-    Set<String> unknown = new TreeSet<>(p.stringPropertyNames());
-    unknown.removeAll(CONFIG_KEYS);
-    if (!unknown.isEmpty()) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "the config file "
-              + file
-              + " has unknown keys "
-              + unknown
-              + "; known keys: "
-              + new TreeSet<>(CONFIG_KEYS));
-    }
-    String nodesValue = p.getProperty("nodes");
-    if (nodesValue != null && holdsPassword(nodesValue)) {
-      warnIfReadableByOthers(file, err);
-    }
-    ConfiguredNodes c = ConfiguredNodes.fromFile(file, namedBy);
-    Duration timeout = null;
-    if (p.getProperty("node-timeout") != null) {
-      try {
-        timeout = Durations.parse(p.getProperty("node-timeout"));
-      } catch (IllegalArgumentException e) {
-        throw new CliException(
-            ExitCodes.USAGE, "node-timeout in " + file + ": " + e.getMessage(), e);
-      }
-    }
-    Double drift = null;
-    if (p.getProperty("drift-factor") != null) {
-      try {
-        drift = Double.valueOf(p.getProperty("drift-factor").strip());
-      } catch (NumberFormatException e) {
-        throw new CliException(
-            ExitCodes.USAGE,
-            "drift-factor in "
-                + file
-                + " must be a number such as 0.01, got '"
-                + p.getProperty("drift-factor")
-                + "'",
-            e);
-      }
-    }
-    return new Selection(c.uris(), c.source(), false, timeout, drift);
-  }
-
-  /** A config file that holds a password should be readable by its owner only, as ssh wants. */
-  private static void warnIfReadableByOthers(Path file, PrintStream err) {
-    try {
-      Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
-      if (perms.contains(PosixFilePermission.GROUP_READ)
-          || perms.contains(PosixFilePermission.OTHERS_READ)) {
-        err.println(
-            "redlock: warning: the config file "
-                + file
-                + " holds a password and others can read it; chmod 600 "
-                + file);
-      }
-    } catch (IOException | UnsupportedOperationException e) {
-      // not a POSIX file system: nothing to check
-    }
   }
 
   /**
@@ -495,37 +331,30 @@ final class NodeOptions {
         }
       }
     } catch (IOException e) {
-      throw new CliException(
-          ExitCodes.USAGE,
-          "no nodes configured, and the zero-setup directory "
-              + dir
-              + " cannot be created ("
-              + e
-              + "); set XDG_DATA_HOME to a writable directory or configure nodes with --nodes",
-          e);
+      throw CliException.usage(
+          "no nodes configured, and the zero-setup directory %s cannot be created (%s); set"
+              + " XDG_DATA_HOME to a writable directory or configure nodes with --nodes",
+          dir, e);
     }
     // Said once per data directory, not on every run: the README left beside the files marks it.
     Path marker = dir.resolve(ZERO_SETUP_MARKER);
     if (!Files.exists(marker) || verbose()) {
-      err.println(
+      err.printf(
           "redlock: no nodes configured (--nodes, --config or REDLOCK_NODES): using the zero-setup"
-              + " quorum of "
-              + ZERO_SETUP_NODES
-              + " SQLite files in "
-              + dir
-              + " (locks exclude processes on this machine only; said once, see "
-              + marker
-              + ")");
+              + " quorum of %d SQLite files in %s (locks exclude processes on this machine only;"
+              + " said once, see %s)%n",
+          ZERO_SETUP_NODES, dir, marker);
       try {
         Files.writeString(
             marker,
-            "These files are the zero-setup quorum of the redlock tool: "
-                + ZERO_SETUP_NODES
-                + " SQLite files that\n"
-                + "it uses when no nodes are configured (--nodes, --config, REDLOCK_NODES or\n"
-                + "REDLOCK_CONFIG). Locks taken on them exclude processes on this machine only.\n"
-                + "While this file exists, redlock does not print that note again (-v does).\n"
-                + "Deleting the .db files while no lock is held is safe.\n");
+            """
+            These files are the zero-setup quorum of the redlock tool: %d SQLite files that
+            it uses when no nodes are configured (--nodes, --config, REDLOCK_NODES or
+            REDLOCK_CONFIG). Locks taken on them exclude processes on this machine only.
+            While this file exists, redlock does not print that note again (-v does).
+            Deleting the .db files while no lock is held is safe.
+            """
+                .formatted(ZERO_SETUP_NODES));
       } catch (IOException e) {
         // read-only directory: the note is simply printed again next time
       }
@@ -572,16 +401,14 @@ final class NodeOptions {
 
     /** The usage error for nodes that lack the capability. */
     String message(List<String> missing) {
-      return option
-          + " needs every node to "
-          + what
-          + ", but "
-          + (missing.size() == 1 ? "this node does" : "these nodes do")
-          + " not ("
-          + declared
-          + " is false): "
-          + String.join(", ", missing)
-          + ". Use backends that do (redis, jdbc:*, mongodb) for every node, or run without "
+      return "%s needs every node to %s, but %s not (%s is false): %s. Use backends that do"
+              .formatted(
+                  option,
+                  what,
+                  missing.size() == 1 ? "this node does" : "these nodes do",
+                  declared,
+                  String.join(", ", missing))
+          + " (redis, jdbc:*, mongodb) for every node, or run without "
           + option;
     }
 
@@ -634,12 +461,9 @@ final class NodeOptions {
         requirement.check(nodes, selection);
       }
       quietEngineLog();
-      List<String> notDurable = warmUp(nodes, warmUp);
       Redlock redlock = customize.apply(builder.nodes(nodes)).build();
       opened = nodes;
-      if (!redlock.settings().restartQuarantineEnabled()) {
-        noteNotDurable(notDurable);
-      }
+      warmUp(redlock, warmUp);
       return redlock;
     } catch (RuntimeException e) {
       LockNodes.closeQuietly(nodes, e);
@@ -656,55 +480,35 @@ final class NodeOptions {
   }
 
   /**
-   * One harmless round trip per node, in parallel, before the first lock attempt: a
-   * compare-and-delete of a random key that cannot exist, and a status report from nodes that
-   * declare one (restart quarantine reads it in the same attempt, against the same deadline; it
-   * also says whether the node is durable). A tool starts cold (connections, lazy table creation, a
-   * JVM that has not compiled anything yet), and a first attempt slower than the per-node timeout
-   * would otherwise fail for no reason, which matters with {@code --no-wait}. Failures are ignored
-   * here: a node that is down is counted as such by the lock attempt itself. Waits at most {@code
-   * budget}, so that a node that is down (whose connection attempts run into their own timeouts)
-   * does not hold the tool up.
-   *
-   * @return the nodes whose status report says they are not durable
+   * Warms the nodes up with the engine's probe ({@link Redlock#probe}): a lock cycle on a fresh key
+   * and a status report per node, all at once. A tool starts cold (connections, lazy table
+   * creation, a JVM that has not compiled anything yet), and a first attempt slower than the
+   * per-node timeout would otherwise fail for no reason, which matters with {@code --no-wait}. The
+   * probe runs in the background for at most {@link #WARM_UP_TIMEOUT}; this waits for it at most
+   * {@code budget} (exec: not at all), so that a node that is down does not hold the tool up. Nodes
+   * whose status says they are not durable are named when it ends ({@link #noteNotDurable}), unless
+   * restart quarantine covers them; failures are left to the lock attempt, in the engine's words.
    */
-  static List<String> warmUp(List<LockNode> nodes, Duration budget) {
-    String key = "redlock-warmup:" + UUID.randomUUID();
-    String token = UUID.randomUUID().toString();
-    List<Reply<?>> replies = new ArrayList<>();
-    Map<Reply<?>, String> statusOf = new java.util.IdentityHashMap<>();
-    for (LockNode node : nodes) {
-      try {
-        replies.add(node.release(key, token));
-        if (node.capabilities().status()) {
-          Reply<?> status = node.status();
-          replies.add(status);
-          statusOf.put(status, NodeUri.redact(node.name()));
-        }
-      } catch (RuntimeException e) {
-        // reported by the lock attempt, with the engine's wording
-      }
+  private void warmUp(Redlock redlock, Duration budget) {
+    CompletableFuture<Void> probe =
+        CompletableFuture.supplyAsync(() -> redlock.probe(WARM_UP_TIMEOUT))
+            .thenAccept(
+                reports -> {
+                  if (!redlock.settings().restartQuarantineEnabled()) {
+                    noteNotDurable(
+                        reports.stream()
+                            .filter(r -> r.status().map(s -> !s.durable()).orElse(false))
+                            .map(NodeReport::node)
+                            .toList());
+                  }
+                });
+    try {
+      probe.get(budget.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      // said when it ends; a node that fails is reported by the lock attempt
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
-    List<String> notDurable = new ArrayList<>();
-    long deadline = System.nanoTime() + budget.toNanos();
-    for (Reply<?> reply : replies) {
-      try {
-        Object answer = reply.await(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        if (statusOf.containsKey(reply)
-            && answer instanceof io.redlock.spi.NodeStatus status
-            && !status.durable()) {
-          notDurable.add(statusOf.get(reply));
-        }
-      } catch (NodeTimeoutException e) {
-        reply.abandon(late -> {});
-      } catch (RuntimeException e) {
-        if (Thread.currentThread().isInterrupted()) {
-          reply.abandon(late -> {}); // the call may still go out: let the backend clean up
-        }
-        // otherwise reported by the lock attempt, with the engine's wording
-      }
-    }
-    return notDurable;
   }
 
   /** The directory, beside the zero-setup files, whose files say which notes were said. */
@@ -716,7 +520,7 @@ final class NodeOptions {
    * already named, so that only a node not named before is named again. With -v it is said every
    * time.
    */
-  void noteNotDurable(List<String> notDurable) {
+  synchronized void noteNotDurable(List<String> notDurable) {
     if (notDurable.isEmpty()) {
       return;
     }
@@ -734,15 +538,13 @@ final class NodeOptions {
       return;
     }
     List<String> named = verbose() ? notDurable : news;
-    err.println(
-        "redlock: note: "
-            + (named.size() == 1 ? "this node keeps its" : "these nodes keep their")
-            + " locks in memory only: "
-            + String.join(", ", named)
-            + ". If one restarts empty, a second client can be granted a lock the first still"
-            + " holds: use --quarantine <your longest TTL>, or make them durable (Redis: appendonly"
-            + " yes, appendfsync always)"
-            + (marker == null ? "" : " (said once, see " + marker + ")"));
+    err.printf(
+        "redlock: note: %s locks in memory only: %s. If one restarts empty, a second client can be"
+            + " granted a lock the first still holds: use --quarantine <your longest TTL>, or make"
+            + " them durable (Redis: appendonly yes, appendfsync always)%s%n",
+        named.size() == 1 ? "this node keeps its" : "these nodes keep their",
+        String.join(", ", named),
+        marker == null ? "" : " (said once, see " + marker + ")");
     if (marker != null && !news.isEmpty()) {
       said.addAll(news);
       try {

@@ -142,6 +142,9 @@ public final class RedlockCommand implements Runnable {
    * Plugins#ENV} are found through the context class loader while it runs.
    */
   public static int run(String... args) {
+    // An unknown host is looked up afresh each time, so that every report of it (doctor's two
+    // looks at the nodes, which race) has the resolver's own words, not the cache's shorter ones.
+    java.security.Security.setProperty("networkaddress.cache.negative.ttl", "0");
     Thread thread = Thread.currentThread();
     ClassLoader previous = thread.getContextClassLoader();
     try {

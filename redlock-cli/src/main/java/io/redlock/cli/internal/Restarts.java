@@ -1,5 +1,15 @@
 package io.redlock.cli.internal;
 
+import static io.redlock.cli.internal.Verdict.Level.FAIL;
+import static io.redlock.cli.internal.Verdict.Level.INFO;
+import static io.redlock.cli.internal.Verdict.Level.OK;
+import static io.redlock.cli.internal.Verdict.Level.WARN;
+import static io.redlock.cli.internal.Verdict.Topic.DURABILITY;
+import static io.redlock.cli.internal.Verdict.Topic.QUARANTINE;
+import static io.redlock.cli.internal.Verdict.Topic.QUARANTINE_SUPPORT;
+import static io.redlock.cli.internal.Verdict.finding;
+
+import io.redlock.NodeReport;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +22,26 @@ import java.util.List;
 final class Restarts {
   private Restarts() {}
 
+  /** --quarantine must be positive and at least --ttl, as the engine requires: say so up front. */
+  static void check(Duration quarantine, Duration ttl) {
+    if (quarantine == null) {
+      return;
+    }
+    if (quarantine.isZero() || quarantine.isNegative()) {
+      throw new CliException(
+          ExitCodes.USAGE,
+          "--quarantine must be positive: the longest TTL any client of these nodes uses, e.g."
+              + " --quarantine 1m");
+    }
+    if (ttl.compareTo(quarantine) > 0) {
+      throw CliException.usage(
+          "--ttl (%s) is longer than --quarantine (%s): a node restarted without durable lock state"
+              + " could vote again before this lock expired. Use a --ttl of at most %2$s, or raise"
+              + " --quarantine to the longest TTL you use",
+          Durations.human(ttl), Durations.human(quarantine));
+    }
+  }
+
   /**
    * Restart quarantine as configured.
    *
@@ -21,57 +51,41 @@ final class Restarts {
    */
   record Quarantine(Duration maxTtl, Duration votesAfter) {}
 
-  /** Where a node stands with respect to restart quarantine; the JSON's "quarantine" values. */
-  enum QuarantineState {
-    /** Unreachable, or quarantine off and no status to judge by. */
-    NOT_APPLICABLE("n/a"),
-    /** Durable: a restart forgets nothing, so the node votes at once. */
-    NOT_NEEDED("not-needed"),
-    /** Not durable, and quarantine is off: a restart could grant a forgotten lock again. */
-    OFF("off"),
-    /** Not durable, up for longer than the quarantine: votes. */
-    PASSED("passed"),
-    /** Not durable, up for less than the quarantine: does not vote yet. */
-    ACTIVE("active"),
-    /** Quarantine on, but the node's status could not be read: its vote does not count. */
-    STATUS_UNREADABLE("status-unreadable"),
-    /** Quarantine on, but the node does not report a status: exec would refuse it. */
-    UNSUPPORTED("unsupported");
-
-    final String json;
-
-    QuarantineState(String json) {
-      this.json = json;
-    }
-  }
-
-  /** A node's quarantine state, and for {@link QuarantineState#ACTIVE} the time until it votes. */
-  record QuarantineView(QuarantineState state, Duration left) {}
+  /**
+   * A node's quarantine state, and for {@link NodeReport.Quarantine#ACTIVE} the time until it
+   * votes.
+   */
+  record QuarantineView(NodeReport.Quarantine state, Duration left) {}
 
   /** Where {@code node} stands; {@code quarantine} null when it is off. */
   static QuarantineView quarantine(Verdict.NodeFacts node, Quarantine quarantine) {
     if (!node.reachable()) {
-      return new QuarantineView(QuarantineState.NOT_APPLICABLE, null);
+      return new QuarantineView(NodeReport.Quarantine.NOT_APPLICABLE, null);
     }
     if (Boolean.FALSE.equals(node.reportsStatus())) {
       return new QuarantineView(
-          quarantine == null ? QuarantineState.NOT_APPLICABLE : QuarantineState.UNSUPPORTED, null);
+          quarantine == null
+              ? NodeReport.Quarantine.NOT_APPLICABLE
+              : NodeReport.Quarantine.UNSUPPORTED,
+          null);
     }
     if (node.durable() == null || node.uptime() == null) {
       return new QuarantineView(
-          quarantine == null ? QuarantineState.NOT_APPLICABLE : QuarantineState.STATUS_UNREADABLE,
+          quarantine == null
+              ? NodeReport.Quarantine.NOT_APPLICABLE
+              : NodeReport.Quarantine.STATUS_UNREADABLE,
           null);
     }
     if (node.durable()) {
-      return new QuarantineView(QuarantineState.NOT_NEEDED, null);
+      return new QuarantineView(NodeReport.Quarantine.NOT_NEEDED, null);
     }
     if (quarantine == null) {
-      return new QuarantineView(QuarantineState.OFF, null);
+      return new QuarantineView(NodeReport.Quarantine.OFF, null);
     }
     Duration left = quarantine.votesAfter().minus(node.uptime());
     return left.isNegative() || left.isZero()
-        ? new QuarantineView(QuarantineState.PASSED, null)
-        : new QuarantineView(QuarantineState.ACTIVE, left);
+        ? new QuarantineView(NodeReport.Quarantine.PASSED, null)
+        : new QuarantineView(NodeReport.Quarantine.ACTIVE, left);
   }
 
   /**
@@ -126,130 +140,120 @@ final class Restarts {
         }
       }
     }
-    String why =
-        "A node whose lock state is not durable forgets the locks it granted when it restarts, and"
-            + " could then help a second client to a majority.";
     if (quarantine == null) {
       if (!notDurable.isEmpty()) {
         out.add(
-            new Verdict.Finding(
-                Verdict.Level.WARN,
-                Verdict.Topic.DURABILITY,
-                "not durable: "
-                    + String.join(", ", notDurable)
-                    + ". "
-                    + why
-                    + " Make them durable (Redis: appendonly yes with appendfsync always;"
+            finding(
+                WARN,
+                DURABILITY,
+                "not durable: %s. A node whose lock state is not durable forgets the locks it"
+                    + " granted when it restarts, and could then help a second client to a"
+                    + " majority. Make them durable (Redis: appendonly yes with appendfsync always;"
                     + " PostgreSQL: fsync and synchronous_commit on; SQLite: synchronous=FULL), or"
                     + " turn on restart quarantine (--quarantine MAXTTL here,"
                     + " RedlockBuilder.restartQuarantine(maxTtl) in code): a restarted node that is"
                     + " not durable then votes only once it has been up for the longest TTL in use,"
                     + " by when every lock it forgot has expired. Its cost: while a majority of"
                     + " nodes are in quarantine (after they restart, or when first deployed), no"
-                    + " lock can be acquired"));
+                    + " lock can be acquired",
+                String.join(", ", notDurable)));
       }
       if (!youngNotDurable.isEmpty()) {
         out.add(
-            new Verdict.Finding(
-                Verdict.Level.WARN,
-                Verdict.Topic.DURABILITY,
-                "started or restarted less than one TTL ago, without durable lock state: "
-                    + String.join(", ", youngNotDurable)
-                    + ". If they held locks before a restart, those may be granted again right"
-                    + " now; restart quarantine would keep them out until they have been up for"
-                    + " the maximum TTL"));
+            finding(
+                WARN,
+                DURABILITY,
+                "started or restarted less than one TTL ago, without durable lock state: %s. If"
+                    + " they held locks before a restart, those may be granted again right now;"
+                    + " restart quarantine would keep them out until they have been up for the"
+                    + " maximum TTL",
+                String.join(", ", youngNotDurable)));
       }
       if (!unknown.isEmpty()) {
         out.add(
-            new Verdict.Finding(
-                Verdict.Level.INFO,
-                Verdict.Topic.DURABILITY,
-                "durability and restarts unknown (the backend reports no status): "
-                    + String.join(", ", unknown)
-                    + "; restart quarantine cannot watch these nodes"));
+            finding(
+                INFO,
+                DURABILITY,
+                "durability and restarts unknown (the backend reports no status): %s; restart"
+                    + " quarantine cannot watch these nodes",
+                String.join(", ", unknown)));
       }
       return;
     }
     String wait = Durations.format(quarantine.votesAfter());
     if (!unsupported.isEmpty()) {
       out.add(
-          new Verdict.Finding(
-              Verdict.Level.FAIL,
-              Verdict.Topic.QUARANTINE_SUPPORT,
+          finding(
+              FAIL,
+              QUARANTINE_SUPPORT,
               "--quarantine needs every node to report its status (incarnation, uptime,"
-                  + " durability) so that a restart is noticed, but these do not: "
-                  + String.join(", ", unsupported)
-                  + "; exec --quarantine would refuse them (exit 64)"));
+                  + " durability) so that a restart is noticed, but these do not: %s; exec"
+                  + " --quarantine would refuse them (exit 64)",
+              String.join(", ", unsupported)));
     }
     if (!unreadable.isEmpty()) {
       out.add(
-          new Verdict.Finding(
-              Verdict.Level.WARN,
-              Verdict.Topic.QUARANTINE,
-              "status could not be read, so under restart quarantine their votes do not count: "
-                  + String.join(", ", unreadable)));
+          finding(
+              WARN,
+              QUARANTINE,
+              "status could not be read, so under restart quarantine their votes do not count: %s",
+              String.join(", ", unreadable)));
     }
     int voters = reachable - unsupported.size() - unreadable.size() - active.size();
     if (voters < quorum && reachable >= quorum && unsupported.isEmpty()) {
       activeLeft.sort(null);
       int needed = quorum - voters;
-      String when =
-          needed <= activeLeft.size()
-              ? "in " + Durations.format(activeLeft.get(needed - 1)) + " at the earliest"
-              : "not until more nodes answer with a readable status";
       out.add(
-          new Verdict.Finding(
-              Verdict.Level.FAIL,
-              Verdict.Topic.QUARANTINE,
-              "restart quarantine: only "
-                  + voters
-                  + " of "
-                  + nodes.size()
-                  + " nodes may vote now and a quorum needs "
-                  + quorum
-                  + ", so no lock can be acquired ("
-                  + when
-                  + "). Not durable and up for less than "
-                  + wait
-                  + " (the maximum TTL "
-                  + Durations.format(quarantine.maxTtl())
-                  + " plus drift): "
-                  + String.join(", ", active)
-                  + ". This is the price of safety after a restart: the locks such a node forgot"
-                  + " may still be held elsewhere until then"));
+          finding(
+              FAIL,
+              QUARANTINE,
+              "restart quarantine: only %d of %d nodes may vote now and a quorum needs %d, so no"
+                  + " lock can be acquired (%s). Not durable and up for less than %s (the maximum"
+                  + " TTL %s plus drift): %s. This is the price of safety after a restart: the"
+                  + " locks such a node forgot may still be held elsewhere until then",
+              voters,
+              nodes.size(),
+              quorum,
+              needed <= activeLeft.size()
+                  ? "in " + Durations.format(activeLeft.get(needed - 1)) + " at the earliest"
+                  : "not until more nodes answer with a readable status",
+              wait,
+              Durations.format(quarantine.maxTtl()),
+              String.join(", ", active)));
     } else if (!active.isEmpty()) {
       out.add(
-          new Verdict.Finding(
-              Verdict.Level.WARN,
-              Verdict.Topic.QUARANTINE,
-              "in restart quarantine (not durable and up for less than "
-                  + wait
-                  + "): "
-                  + String.join(", ", active)
-                  + "; their votes do not count yet, locks work with the "
-                  + voters
-                  + " other nodes"));
+          finding(
+              WARN,
+              QUARANTINE,
+              "in restart quarantine (not durable and up for less than %s): %s; their votes do not"
+                  + " count yet, locks work with the %d other nodes",
+              wait,
+              String.join(", ", active),
+              voters));
     } else if (unsupported.isEmpty() && unreadable.isEmpty()) {
       out.add(
-          new Verdict.Finding(
-              notDurable.isEmpty() ? Verdict.Level.INFO : Verdict.Level.OK,
-              Verdict.Topic.QUARANTINE,
-              notDurable.isEmpty()
-                  ? "restart quarantine is on but changes nothing here: every node is durable"
-                  : "restart quarantine on for a maximum TTL of "
-                      + Durations.format(quarantine.maxTtl())
-                      + ": every node that is not durable has been up for more than "
-                      + wait
-                      + ", so all votes count; after a restart, such a node votes again "
-                      + wait
-                      + " later"));
+          notDurable.isEmpty()
+              ? finding(
+                  INFO,
+                  QUARANTINE,
+                  "restart quarantine is on but changes nothing here: every node is durable")
+              : finding(
+                  OK,
+                  QUARANTINE,
+                  "restart quarantine on for a maximum TTL of %s: every node that is not durable"
+                      + " has been up for more than %s, so all votes count; after a restart, such"
+                      + " a node votes again %s later",
+                  Durations.format(quarantine.maxTtl()),
+                  wait,
+                  wait));
     }
     if (!notDurable.isEmpty()) {
       out.add(
-          new Verdict.Finding(
-              Verdict.Level.INFO,
-              Verdict.Topic.DURABILITY,
-              "not durable (restart quarantine covers them): " + String.join(", ", notDurable)));
+          finding(
+              INFO,
+              DURABILITY,
+              "not durable (restart quarantine covers them): %s",
+              String.join(", ", notDurable)));
     }
   }
 }

@@ -43,6 +43,16 @@ final class Verdict {
   /** One statement about the configuration. */
   record Finding(Level level, Topic topic, String message) {}
 
+  /** A finding whose message is {@code format} with {@code args}. */
+  static Finding finding(Level level, Topic topic, String format, Object... args) {
+    return new Finding(level, topic, format.formatted(args));
+  }
+
+  /** {@code before}, the items joined with ", ", and {@code after}; empty for no items. */
+  static String list(String before, List<String> items, String after) {
+    return items.isEmpty() ? "" : before + String.join(", ", items) + after;
+  }
+
   /**
    * What the verdict needs to know about one node.
    *
@@ -116,10 +126,6 @@ final class Verdict {
           offset,
           uncertainty,
           localClock);
-    }
-
-    NodeFacts(String name, boolean reachable, Duration worstRtt, Boolean durable, Duration uptime) {
-      this(name, reachable, worstRtt, durable, uptime, durable != null, null, null);
     }
   }
 
@@ -195,109 +201,93 @@ final class Verdict {
     int reachable = n - down.size() - broken.size();
     if (reachable < quorum) {
       out.add(
-          new Finding(
+          finding(
               Level.FAIL,
               Topic.REACHABILITY,
-              "only "
-                  + reachable
-                  + " of "
-                  + n
-                  + " nodes are reachable and a quorum needs "
-                  + quorum
-                  + ": no lock can be acquired."
-                  + (down.isEmpty() ? "" : " Unreachable: " + String.join(", ", down) + ".")
-                  + (broken.isEmpty()
-                      ? ""
-                      : " Misconfigured: " + String.join(", ", broken) + ".")));
+              "only %d of %d nodes are reachable and a quorum needs %d: no lock can be acquired.%s%s",
+              reachable,
+              n,
+              quorum,
+              list(" Unreachable: ", down, "."),
+              list(" Misconfigured: ", broken, ".")));
     } else if (!down.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.WARN,
               Topic.REACHABILITY,
-              "unreachable: "
-                  + String.join(", ", down)
-                  + ". Locks still work with "
-                  + reachable
-                  + " of "
-                  + n
-                  + " nodes, but "
-                  + (reachable - quorum)
-                  + " more failure(s) would stop them"));
+              "unreachable: %s. Locks still work with %d of %d nodes, but %d more failure(s) would"
+                  + " stop them",
+              String.join(", ", down),
+              reachable,
+              n,
+              reachable - quorum));
     }
+    String timeout = Durations.format(nodeTimeout);
     if (reachable >= quorum && fast < quorum) {
       out.add(
-          new Finding(
+          finding(
               Level.FAIL,
               Topic.TIMING,
-              "only "
-                  + fast
-                  + " of "
-                  + n
-                  + " nodes answered every probe within the per-node timeout of "
-                  + Durations.format(nodeTimeout)
-                  + "; a quorum needs "
-                  + quorum
-                  + ". Raise --node-timeout above "
-                  + Durations.format(worst.multipliedBy(2))
-                  + " (and the TTL with it) or bring the nodes closer. Slow: "
-                  + String.join(", ", slow)));
+              "only %d of %d nodes answered every probe within the per-node timeout of %s; a quorum"
+                  + " needs %d. Raise --node-timeout above %s (and the TTL with it) or bring the"
+                  + " nodes closer. Slow: %s",
+              fast,
+              n,
+              timeout,
+              quorum,
+              Durations.format(worst.multipliedBy(2)),
+              String.join(", ", slow)));
     } else if (!slow.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.WARN,
               Topic.TIMING,
-              "slower than the per-node timeout of "
-                  + Durations.format(nodeTimeout)
-                  + ", so their votes will often be lost: "
-                  + String.join(", ", slow)));
+              "slower than the per-node timeout of %s, so their votes will often be lost: %s",
+              timeout,
+              String.join(", ", slow)));
     }
     if (!tight.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.WARN,
               Topic.TIMING,
-              "worst round trip above half the per-node timeout of "
-                  + Durations.format(nodeTimeout)
-                  + " (little headroom): "
-                  + String.join(", ", tight)));
+              "worst round trip above half the per-node timeout of %s (little headroom): %s",
+              timeout,
+              String.join(", ", tight)));
     }
     Duration spent = nodeTimeout.plus(drift);
+    String t = Durations.format(ttl);
+    String d = Durations.format(drift);
     if (spent.compareTo(ttl) >= 0) {
       out.add(
-          new Finding(
+          finding(
               Level.FAIL,
               Topic.TIMING,
-              "the per-node timeout ("
-                  + Durations.format(nodeTimeout)
-                  + ") plus the drift allowance ("
-                  + Durations.format(drift)
-                  + ") reach the TTL ("
-                  + Durations.format(ttl)
-                  + "): a lease could be granted with no validity. Use a longer --ttl"));
+              "the per-node timeout (%s) plus the drift allowance (%s) reach the TTL (%s): a lease"
+                  + " could be granted with no validity. Use a longer --ttl",
+              timeout,
+              d,
+              t));
     } else if (nodeTimeout.multipliedBy(10).compareTo(ttl) > 0) {
       out.add(
-          new Finding(
+          finding(
               Level.WARN,
               Topic.TIMING,
-              "the per-node timeout ("
-                  + Durations.format(nodeTimeout)
-                  + ") is more than a tenth of the TTL ("
-                  + Durations.format(ttl)
-                  + "); the algorithm wants it small against the TTL (e.g. 5-50 ms for 10 s)"));
+              "the per-node timeout (%s) is more than a tenth of the TTL (%s); the algorithm wants"
+                  + " it small against the TTL (e.g. 5-50 ms for 10 s)",
+              timeout,
+              t));
     } else {
       out.add(
-          new Finding(
+          finding(
               Level.OK,
               Topic.TIMING,
-              "validity after a slowest-case acquisition is at least "
-                  + Durations.format(ttl.minus(spent))
-                  + " of the "
-                  + Durations.format(ttl)
-                  + " TTL (TTL - node timeout "
-                  + Durations.format(nodeTimeout)
-                  + " - drift "
-                  + Durations.format(drift)
-                  + ")"));
+              "validity after a slowest-case acquisition is at least %s of the %s TTL (TTL - node"
+                  + " timeout %s - drift %s)",
+              Durations.format(ttl.minus(spent)),
+              t,
+              timeout,
+              d));
     }
     Restarts.judge(out, nodes, ttl, quorum, quarantine);
     List<String> noFencing = new ArrayList<>();
@@ -309,33 +299,17 @@ final class Verdict {
     clock(out, nodes);
     if (!noFencing.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.INFO,
               Topic.FENCING,
-              "no fencing counters on "
-                  + String.join(", ", noFencing)
-                  + ": exec --fencing (and fencing(true) in code) will refuse "
-                  + (noFencing.size() == 1 ? "this node" : "these nodes")));
+              "no fencing counters on %s: exec --fencing (and fencing(true) in code) will refuse %s",
+              String.join(", ", noFencing),
+              noFencing.size() == 1 ? "this node" : "these nodes"));
     }
-    if (n == 1) {
-      out.add(
-          new Finding(
-              Level.WARN,
-              Topic.NODE_COUNT,
-              "a single node is not fault tolerant: use 3 or 5 independent nodes"));
-    } else if (n % 2 == 0) {
-      out.add(
-          new Finding(
-              Level.WARN,
-              Topic.NODE_COUNT,
-              n
-                  + " nodes tolerate no more failures than "
-                  + (n - 1)
-                  + " do; use an odd number (3 or 5)"));
-    }
+    nodeCount(n).ifPresent(w -> out.add(new Finding(Level.WARN, Topic.NODE_COUNT, w)));
     if (local) {
       out.add(
-          new Finding(
+          finding(
               Level.INFO,
               Topic.SETUP,
               "zero-setup default: all nodes are SQLite files on this machine, so locks exclude"
@@ -389,40 +363,37 @@ final class Verdict {
     }
     if (!off.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.WARN,
               Topic.CLOCK,
-              "store clock not synchronised with this machine's: "
-                  + String.join(", ", off)
-                  + ". Redlock itself needs only clock rates to agree, but a clock this far off"
-                  + " will be corrected some day, and a correction that steps the clock moves"
-                  + " every expiry on that store at once (a forward step shortens every lock it"
-                  + " holds). Enable NTP (chrony, ntpd or systemd-timesyncd) on "
-                  + (off.size() == 1 ? "that host" : "those hosts")
-                  + (off.size() == remote && remote > 1 && aheadSides.size() == 1
-                      ? " (or on this machine: every store is off the same way, so this machine's"
-                          + " clock may be the one that is off)"
-                      : "")
-                  + "; steps vs slews: configure it to slew, not step, once running (chrony:"
-                  + " makestep only at boot; ntpd: -x)"));
+              "store clock not synchronised with this machine's: %s. Redlock itself needs only"
+                  + " clock rates to agree, but a clock this far off will be corrected some day,"
+                  + " and a correction that steps the clock moves every expiry on that store at"
+                  + " once (a forward step shortens every lock it holds). Enable NTP (chrony, ntpd"
+                  + " or systemd-timesyncd) on %s%s; steps vs slews: configure it to slew, not"
+                  + " step, once running (chrony: makestep only at boot; ntpd: -x)",
+              String.join(", ", off),
+              off.size() == 1 ? "that host" : "those hosts",
+              off.size() == remote && remote > 1 && aheadSides.size() == 1
+                  ? " (or on this machine: every store is off the same way, so this machine's"
+                      + " clock may be the one that is off)"
+                  : ""));
     } else if (remote > 0) {
       out.add(
-          new Finding(
+          finding(
               Level.OK,
               Topic.CLOCK,
-              "store clocks are within "
-                  + Durations.format(CLOCK_OFFSET_LIMIT)
-                  + " of this machine's (largest offset: "
-                  + largest
-                  + ")"));
+              "store clocks are within %s of this machine's (largest offset: %s)",
+              Durations.format(CLOCK_OFFSET_LIMIT),
+              largest));
     }
     if (!blind.isEmpty()) {
       out.add(
-          new Finding(
+          finding(
               Level.INFO,
               Topic.CLOCK,
-              "clock offset unknown (the backend does not read the store's clock): "
-                  + String.join(", ", blind)));
+              "clock offset unknown (the backend does not read the store's clock): %s",
+              String.join(", ", blind)));
     }
   }
 
@@ -452,32 +423,41 @@ final class Verdict {
     }
     int n = incarnations.size();
     return java.util.Optional.of(
-        new Finding(
+        finding(
             Level.FAIL,
             Topic.SAME_SERVER,
             "some nodes are one server listed twice (they report the same incarnation), so its"
                 + " loss would take several votes at once; point every node at a separate server"
-                + " (exec refuses them, exit 78): "
-                + String.join("; ", groups)
-                + ". Their votes fail together, so these "
-                + n
-                + " nodes are only "
-                + servers
-                + " independent server"
-                + (servers == 1 ? "" : "s")
-                + "; list each server once (a different host, port or database on the same"
-                + " server is the same server), and use 3 or 5 independent ones"));
+                + " (exec refuses them, exit 78): %s. Their votes fail together, so these %d nodes"
+                + " are only %d independent server%s; list each server once (a different host,"
+                + " port or database on the same server is the same server), and use 3 or 5"
+                + " independent ones",
+            String.join("; ", groups),
+            n,
+            servers,
+            servers == 1 ? "" : "s"));
   }
 
   /** E.g. "store 30.02 s ahead ± 212 µs", "store 1.5 ms behind ± 40 µs". */
   static String describeOffset(Duration offset, Duration uncertainty) {
-    String side = offset.isNegative() ? "behind" : "ahead";
-    return "store "
-        + Durations.format(offset.abs())
-        + " "
-        + side
-        + " ± "
-        + Durations.format(uncertainty);
+    return "store %s %s ± %s"
+        .formatted(
+            Durations.format(offset.abs()),
+            offset.isNegative() ? "behind" : "ahead",
+            Durations.format(uncertainty));
+  }
+
+  /** The warning for a single node or an even number of nodes, which exec says too. */
+  static java.util.Optional<String> nodeCount(int n) {
+    if (n == 1) {
+      return java.util.Optional.of(
+          "a single node is not fault tolerant: use 3 or 5 independent nodes");
+    }
+    return n % 2 == 0
+        ? java.util.Optional.of(
+            "%d nodes tolerate no more failures than %d do; use an odd number (3 or 5)"
+                .formatted(n, n - 1))
+        : java.util.Optional.empty();
   }
 
   static Level overall(List<Finding> findings) {

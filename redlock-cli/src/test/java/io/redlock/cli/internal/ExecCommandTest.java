@@ -175,13 +175,13 @@ class ExecCommandTest {
   @Test
   @DisplayName("--quarantine must be positive and at least --ttl")
   void quarantineChecked() {
-    ExecCommand.checkQuarantine(null, TTL);
-    ExecCommand.checkQuarantine(TTL, TTL);
-    assertThatThrownBy(() -> ExecCommand.checkQuarantine(Duration.ofSeconds(9), TTL))
+    Restarts.check(null, TTL);
+    Restarts.check(TTL, TTL);
+    assertThatThrownBy(() -> Restarts.check(Duration.ofSeconds(9), TTL))
         .isInstanceOfSatisfying(
             CliException.class, e -> assertThat(e.exitCode()).isEqualTo(ExitCodes.USAGE))
         .hasMessageStartingWith("--ttl (10s) is longer than --quarantine (9s)");
-    assertThatThrownBy(() -> ExecCommand.checkQuarantine(Duration.ZERO, TTL))
+    assertThatThrownBy(() -> Restarts.check(Duration.ZERO, TTL))
         .hasMessageContaining("--quarantine must be positive");
   }
 }

@@ -207,7 +207,7 @@ class VerdictTest {
     assertThat(Restarts.quarantine(nodes.get(2), ONE_MINUTE))
         .isEqualTo(
             new Restarts.QuarantineView(
-                Restarts.QuarantineState.ACTIVE, Duration.ofMillis(30_602)));
+                io.redlock.NodeReport.Quarantine.ACTIVE, Duration.ofMillis(30_602)));
   }
 
   @Test
@@ -230,9 +230,9 @@ class VerdictTest {
                     .contains("c (up 1.00 s)", "the 2 other nodes"));
     assertThat(DoctorCommand.exitCode(f)).isZero();
     assertThat(Restarts.quarantine(nodes.get(0), ONE_MINUTE).state())
-        .isEqualTo(Restarts.QuarantineState.NOT_NEEDED);
+        .isEqualTo(io.redlock.NodeReport.Quarantine.NOT_NEEDED);
     assertThat(Restarts.quarantine(nodes.get(2), null).state())
-        .isEqualTo(Restarts.QuarantineState.OFF);
+        .isEqualTo(io.redlock.NodeReport.Quarantine.OFF);
   }
 
   @Test
@@ -248,7 +248,7 @@ class VerdictTest {
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(Restarts.quarantine(nodes.get(1), ONE_MINUTE).state())
-        .isEqualTo(Restarts.QuarantineState.PASSED);
+        .isEqualTo(io.redlock.NodeReport.Quarantine.PASSED);
     assertThat(f).anySatisfy(x -> assertThat(x.message()).contains("all votes count"));
   }
 
@@ -268,7 +268,7 @@ class VerdictTest {
         .anySatisfy(x -> assertThat(x.message()).contains("report its status", ": x;"));
     assertThat(DoctorCommand.exitCode(withQuarantine)).isEqualTo(64);
     assertThat(Restarts.quarantine(blind, ONE_MINUTE).state())
-        .isEqualTo(Restarts.QuarantineState.UNSUPPORTED);
+        .isEqualTo(io.redlock.NodeReport.Quarantine.UNSUPPORTED);
     assertThat(Verdict.overall(without)).isEqualTo(Level.OK);
     assertThat(without)
         .anySatisfy(
@@ -278,7 +278,7 @@ class VerdictTest {
                     .contains(": x;"))
         .anySatisfy(x -> assertThat(x.message()).startsWith("no fencing counters on x"));
     assertThat(Restarts.quarantine(blind, null).state())
-        .isEqualTo(Restarts.QuarantineState.NOT_APPLICABLE);
+        .isEqualTo(io.redlock.NodeReport.Quarantine.NOT_APPLICABLE);
   }
 
   private static NodeFacts clock(String name, long offsetMillis, long uncertaintyMillis) {
