@@ -243,6 +243,18 @@ final class Harness {
         .isGreaterThanOrEqualTo(ttl.minus(Duration.ofNanos(inspected - since)).minus(slack));
   }
 
+  /** A fresh key for {@code rule}, acquired by {@code owner} with {@link #LONG_TTL}. */
+  String heldKey(String rule, String owner) {
+    return heldKey(rule, owner, LONG_TTL);
+  }
+
+  /** A fresh key for {@code rule}, acquired by {@code owner} with {@code ttl}. */
+  String heldKey(String rule, String owner, Duration ttl) {
+    String key = key(rule.toLowerCase(Locale.ROOT));
+    assertTrue(acquire(key, owner, ttl), "%s: tryAcquire of a fresh key", rule);
+    return key;
+  }
+
   /**
    * A fresh key, unique across runs and machines: {@link LockNodeCompatibilityKit#keyPrefix()},
    * label, random UUID.
@@ -323,30 +335,6 @@ final class Harness {
     assertThat(actual).as(what, args).isFalse();
   }
 
-  /**
-   * {@code tryAcquireFenced} and await the answer; a key acquired here is released after the test.
-   *
-   * @return the fence if acquired (checked to be positive), 0 if not
-   */
-  long acquireFenced(LockNode n, String key, String token, Duration ttl, String rule) {
-    AcquireResult result = await(n.tryAcquireFenced(key, token, ttl), "tryAcquireFenced");
-    if (result.acquired()) {
-      held.add(new Held(key, token));
-      assertThat(result.fence())
-          .as(
-              "%s: tryAcquireFenced answered acquired without a fence; answer"
-                  + " AcquireResult.acquired(counter)",
-              rule)
-          .isPositive();
-    }
-    return result.fence();
-  }
-
-  /** {@code raiseFence} and await the answer. */
-  boolean raiseFence(LockNode n, String key, String token, long atLeast) {
-    return await(n.raiseFence(key, token, atLeast), "raiseFence");
-  }
-
   NodeStatus status(LockNode n, String rule) {
     return await(n.status(), rule + ": status()");
   }
@@ -418,10 +406,9 @@ final class Harness {
    * and the new owner keeps the key.
    */
   void assertOldOwnerRefused(String rule, String call, Race.OwnerCall ownerCall) {
-    String key = key(rule.toLowerCase(Locale.ROOT));
     String old = token();
     Duration ttl = ttl(SHORT_TTL);
-    assertTrue(acquire(key, old, ttl), "%s: tryAcquire of an absent key", rule);
+    String key = heldKey(rule, old, ttl);
     sleepPastExpiry(System.nanoTime(), ttl);
     String current = token();
     assertTrue(

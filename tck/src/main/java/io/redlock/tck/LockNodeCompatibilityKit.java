@@ -31,8 +31,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *
  * <p>Run it like any test class ({@code ./mvnw verify}): every rule is a test method of your class,
  * named after the rule, e.g. "R4.4 the old token cannot delete the new owner's key after expiry",
- * and counted under your class by Surefire, Failsafe and Gradle alike. Each rule's Javadoc (in the
- * file of its group, {@code R0Setup} to {@code R17Inspection}) says what to check when it fails.
+ * and counted under your class by Surefire, Failsafe and Gradle alike. {@code tck/SPEC.md} says,
+ * under each rule's number, what the rule checks and what to check when it fails.
  *
  * <p>{@link #createNode()} must return a <em>new</em> node (a separate client) connected to the
  * <em>same</em> store on every call: the kit races several of them against each other, and closes

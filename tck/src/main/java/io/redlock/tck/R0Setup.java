@@ -10,14 +10,6 @@ import org.junit.jupiter.api.Test;
 /** R0 Setup: the kit's hooks are usable. */
 interface R0Setup {
 
-  /**
-   * R0.1: {@link LockNodeCompatibilityKit#createNode()} returns a new, non-null instance each call,
-   * and all of them see one store.
-   *
-   * <p>If this fails, check the subclass: return {@code new ...} (not a cached node; the kit closes
-   * each one), and point every node at the same server, database and key prefix (not a fresh
-   * embedded store per call).
-   */
   @Test
   @DisplayName("R0.1 createNode() returns a new instance on the same store each call")
   default void r0_1_createNodeReturnsNewInstancesOnOneStore(Harness h) {
@@ -38,12 +30,6 @@ interface R0Setup {
         "R0.1: a second node could not release the first node's key with its token");
   }
 
-  /**
-   * R0.2: the timing and naming hooks return usable values, and {@code capabilities()} is declared.
-   *
-   * <p>If this fails, check the overrides of {@code expiryTolerance()}, {@code replyTimeout()},
-   * {@code failureBound()}, {@code keyPrefix()} and the node's {@code capabilities()}.
-   */
   @Test
   @DisplayName("R0.2 the timing hooks are positive and capabilities() is declared")
   default void r0_2_hooksAreSane(Harness h) {

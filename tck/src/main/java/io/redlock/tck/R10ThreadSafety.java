@@ -13,16 +13,6 @@ import org.junit.jupiter.api.Test;
 /** R10 Thread safety: one node instance serves many threads at once. */
 interface R10ThreadSafety {
 
-  /**
-   * R10.1: {@value Harness#THREADS} threads share one node instance and mix all operations: each
-   * runs acquire, extend and release sequences on its own keys, whose answers must be exactly what
-   * a single thread would get, and competes for a few shared keys, which must never have two
-   * holders.
-   *
-   * <p>If this fails, look for state shared between calls without synchronization: one driver
-   * connection used by several threads at once (use a pool), a shared {@code PreparedStatement}, a
-   * non-thread-safe buffer or codec, or replies handed to the wrong caller.
-   */
   @Test
   @DisplayName("R10.1 many threads mixing all operations on one node get consistent answers")
   default void r10_1_oneNodeManyThreads(Harness h) throws InterruptedException {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
-import io.redlock.spi.NodeUri;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -13,12 +12,6 @@ import org.junit.jupiter.api.Test;
 /** R11 Lifecycle and identity: close, name() and capabilities(). */
 interface R11Lifecycle {
 
-  /**
-   * R11.1: close is idempotent: a second and third close do not throw.
-   *
-   * <p>If this fails, guard close with a flag ({@code AtomicBoolean.compareAndSet}) and close the
-   * pool only once.
-   */
   @Test
   @DisplayName("R11.1 close is idempotent")
   default void r11_1_closeIsIdempotent(Harness h) {
@@ -28,14 +21,6 @@ interface R11Lifecycle {
     h.closeByKit(n);
   }
 
-  /**
-   * R11.2: after close, tryAcquire, release and extend throw {@link IllegalStateException} from the
-   * method itself, with a message that names the node.
-   *
-   * <p>If this fails, check a closed flag at the top of each method and throw {@code new
-   * IllegalStateException(name() + " is closed")}; do not let a closed pool's own exception or a
-   * failed reply escape instead.
-   */
   @Test
   @DisplayName("R11.2 calls after close throw IllegalStateException naming the node")
   default void r11_2_callsAfterCloseThrow(Harness h) {
@@ -49,14 +34,6 @@ interface R11Lifecycle {
             "extend", n -> n.extend(key, token, LONG_TTL)));
   }
 
-  /**
-   * R11.3: closing one node neither disturbs other nodes on the same store nor releases the keys it
-   * acquired: they stay held until released or expired.
-   *
-   * <p>If this fails, check for a pool, client or schema shared statically between node instances
-   * and closed by one of them, or a close that deletes the node's keys (Redlock's safety relies on
-   * keys living for their TTL).
-   */
   @Test
   @DisplayName("R11.3 closing one node leaves other nodes working and its keys held")
   default void r11_3_closeIsLocal(Harness h) {
@@ -80,12 +57,6 @@ interface R11Lifecycle {
         "R11.3: release, through another node, of a key acquired by the closed node");
   }
 
-  /**
-   * R11.4: {@code name()} is non-blank and shows no password, and neither does {@code toString()}.
-   *
-   * <p>If this fails, build the name from {@link NodeUri#redacted()} (or the host, port and
-   * database only), never from the raw URI.
-   */
   @Test
   @DisplayName("R11.4 name() and toString() are non-blank and show no password")
   default void r11_4_nameHidesSecrets(Harness h) {
@@ -102,11 +73,6 @@ interface R11Lifecycle {
             });
   }
 
-  /**
-   * R11.5: {@code capabilities()} is non-null and the same on every call and after close.
-   *
-   * <p>If this fails, compute capabilities once in the constructor.
-   */
   @Test
   @DisplayName("R11.5 capabilities() is declared and constant")
   default void r11_5_capabilitiesAreConstant(Harness h) {

@@ -24,16 +24,6 @@ import org.junit.jupiter.api.Test;
  */
 interface R12Fencing {
 
-  /**
-   * R12.1: {@code tryAcquireFenced} of an absent key acquires it for the caller's token, stored
-   * exactly as {@code tryAcquire} stores it, and returns a positive fence; on a held key it answers
-   * not acquired (fence 0) and the holder keeps the key.
-   *
-   * <p>If this fails, check that the fenced insert has the same condition and the same stored form
-   * as the plain one (the counter lives beside the key, e.g. in a second Redis key or a column,
-   * never inside the token), and that the reply carries the counter only when acquired ({@code
-   * AcquireResult.acquired(fence)}).
-   */
   @Test
   @DisplayName("R12.1 a fenced acquire sets the key like tryAcquire and returns a positive fence")
   default void r12_1_fencedAcquire(Harness h) {
@@ -49,15 +39,6 @@ interface R12Fencing {
     assertTrue(h.release(key, owner), "R12.1: the holder's release of a key taken fenced");
   }
 
-  /**
-   * R12.2: the counter survives release: after the holder raised it far above any clock ({@code
-   * raiseFence}) and released the key, the next fenced acquisition returns more than the raised
-   * value, and the one after that more again.
-   *
-   * <p>If this fails, the counter is deleted with the key: keep it in a separate key or row that
-   * release does not touch. (A counter that starts again from the clock, {@code max(counter + 1,
-   * time in µs)}, hides this until the counter is ahead of the clock, as it is after a raise.)
-   */
   @Test
   @DisplayName("R12.2 the counter survives release: each new acquisition gets a higher fence")
   default void r12_2_survivesRelease(Harness h) {
@@ -72,14 +53,6 @@ interface R12Fencing {
     higherFence(h, key, token(), f2, "R12.2", "fence after another release");
   }
 
-  /**
-   * R12.3: the counter survives expiry: after the holder raised it far above any clock and its key
-   * expired, the next fenced acquisition returns more than the raised value.
-   *
-   * <p>If this fails, the counter expires with the key (a TTL on the counter, or a row replaced as
-   * a whole when an expired key is taken over): give the counter no expiry, and keep it when an
-   * expired key is taken over.
-   */
   @Test
   @DisplayName("R12.3 the counter survives expiry: the next holder gets a higher fence")
   default void r12_3_survivesExpiry(Harness h) {
@@ -91,15 +64,6 @@ interface R12Fencing {
     higherFence(h, key, token(), raised, "R12.3", "fence after a raise and the key's expiry");
   }
 
-  /**
-   * R12.4: plain operations and fenced ones mix: a key taken with {@code tryAcquireFenced} is
-   * extended and released by the ordinary calls, and a plain {@code tryAcquire} (and its release)
-   * neither needs nor lowers the counter, even one raised far above any clock.
-   *
-   * <p>If this fails, check that tryAcquire, extend and release did not change: the fenced variant
-   * must only add the counter beside the key, and the plain insert must not reset it (an upsert
-   * that writes the whole row, counter column included).
-   */
   @Test
   @DisplayName("R12.4 plain and fenced operations mix; plain ones leave the counter alone")
   default void r12_4_plainAndFencedMix(Harness h) {
@@ -121,14 +85,14 @@ interface R12Fencing {
    * #FENCE_JUMP} above the fence: far above any clock-based floor. Returns the raised value.
    */
   private long acquireAndRaise(Harness h, String key, String owner, Duration ttl, String rule) {
-    long raised = h.acquireFenced(h.node(), key, owner, ttl, rule) + FENCE_JUMP;
-    assertTrue(h.raiseFence(h.node(), key, owner, raised), "%s: raiseFence by the holder", rule);
+    long raised = acquireFenced(h, h.node(), key, owner, ttl, rule) + FENCE_JUMP;
+    assertTrue(raiseFence(h, h.node(), key, owner, raised), "%s: raiseFence by the holder", rule);
     return raised;
   }
 
   /** A fenced acquisition of {@code key} for {@code owner} with a long TTL: its fence, or 0. */
   private long fenced(Harness h, String key, String owner, String rule) {
-    return h.acquireFenced(h.node(), key, owner, LONG_TTL, rule);
+    return acquireFenced(h, h.node(), key, owner, LONG_TTL, rule);
   }
 
   /** {@link #fenced}, which must acquire the key with a fence above {@code above}. */
@@ -141,13 +105,6 @@ interface R12Fencing {
     return fence;
   }
 
-  /**
-   * R12.5: {@code raiseFence} by the holder raises the counter, so the next acquisition returns
-   * more than the raised value; raising to a lower value answers true and lowers nothing.
-   *
-   * <p>If this fails, check the raise: {@code if the key holds the token then counter =
-   * max(counter, atLeast)}, atomically, answering true whenever the key holds the token.
-   */
   @Test
   @DisplayName("R12.5 raiseFence by the holder raises the counter and never lowers it")
   default void r12_5_raiseByHolder(Harness h) {
@@ -160,20 +117,12 @@ interface R12Fencing {
     String second = token();
     long f2 = higherFence(h, key, second, raised, "R12.5", "fence after the holder's raise");
     assertTrue(
-        h.raiseFence(h.node(), key, second, 1),
+        raiseFence(h, h.node(), key, second, 1),
         "R12.5: raiseFence by the holder to a value below the counter still answers true");
     assertTrue(h.release(key, second), "R12.5: release by the second holder");
     higherFence(h, key, token(), f2, "R12.5", "fence after a raise to 1 (it must not lower it)");
   }
 
-  /**
-   * R12.6: {@code raiseFence} with another token, on a released key or on an expired key answers
-   * false and changes nothing.
-   *
-   * <p>If this fails, check that the raise compares the token and treats an expired key as absent,
-   * in the same atomic step as the raise (Redis: one script; SQL: the condition in the UPDATE's
-   * WHERE clause).
-   */
   @Test
   @DisplayName("R12.6 raiseFence with a wrong token, or on a released or expired key, is refused")
   default void r12_6_raiseRefused(Harness h) {
@@ -182,31 +131,24 @@ interface R12Fencing {
     String owner = token();
     long raised = fenced(h, key, owner, "R12.6") + FENCE_JUMP;
     assertFalse(
-        h.raiseFence(h.node(), key, token(), raised),
+        raiseFence(h, h.node(), key, token(), raised),
         "R12.6: raiseFence with another token than the holder's");
     assertTrue(h.release(key, owner), "R12.6: release by the holder");
     assertFalse(
-        h.raiseFence(h.node(), key, owner, raised),
+        raiseFence(h, h.node(), key, owner, raised),
         "R12.6: raiseFence by the former holder after it released the key");
     Duration ttl = h.ttl(SHORT_TTL);
     String shortLived = token();
-    long f2 = h.acquireFenced(h.node(), key, shortLived, ttl, "R12.6");
+    long f2 = acquireFenced(h, h.node(), key, shortLived, ttl, "R12.6");
     h.sleepPastExpiry(System.nanoTime(), ttl);
     assertFalse(
-        h.raiseFence(h.node(), key, shortLived, raised),
+        raiseFence(h, h.node(), key, shortLived, raised),
         "R12.6: raiseFence by a holder whose key has expired");
     assertThat(higherFence(h, key, token(), f2, "R12.6", "fence after three refused raises"))
         .as("R12.6: fence after three refused raises to %d", raised)
         .isLessThan(raised);
   }
 
-  /**
-   * R12.7: {@code raiseFence} leaves the lock as it was: the holder keeps it, and it still expires
-   * at its own time.
-   *
-   * <p>If this fails, the raise rewrites the key (a {@code SET} without {@code PX} drops the
-   * expiry; an UPDATE that also sets the expiry moves it).
-   */
   @Test
   @DisplayName("R12.7 raiseFence changes neither the key's holder nor its expiry")
   default void r12_7_raiseLeavesLockAlone(Harness h) {
@@ -214,9 +156,9 @@ interface R12Fencing {
     String key = h.key("r12.7");
     String owner = token();
     Duration ttl = h.ttl(SHORT_TTL);
-    long fence = h.acquireFenced(h.node(), key, owner, ttl, "R12.7");
+    long fence = acquireFenced(h, h.node(), key, owner, ttl, "R12.7");
     long answered = System.nanoTime();
-    assertTrue(h.raiseFence(h.node(), key, owner, fence + 1), "R12.7: raiseFence");
+    assertTrue(raiseFence(h, h.node(), key, owner, fence + 1), "R12.7: raiseFence");
     h.inspector()
         .ifPresent(
             backdoor -> {
@@ -234,15 +176,6 @@ interface R12Fencing {
     h.assertAbsent(key, "R12.7: after its TTL (raiseFence must not move the expiry)");
   }
 
-  /**
-   * R12.8: under contention, holders in turn get increasing fences: {@value Harness#THREADS}
-   * threads on {@value Harness#CLIENTS} node instances compete for one key, and each winner records
-   * its fence and the order in which it held the key, then releases it; in that order the fences
-   * strictly increase.
-   *
-   * <p>If this fails while R12.2 passes, the counter is not changed in the same atomic step as the
-   * insert (a separate statement or transaction, or a client-side read-modify-write).
-   */
   @Test
   @DisplayName("R12.8 holders taking turns under contention get strictly increasing fences")
   default void r12_8_increasingUnderContention(Harness h) throws InterruptedException {
@@ -282,19 +215,6 @@ interface R12Fencing {
     }
   }
 
-  /**
-   * R12.9: the counter is changed atomically with the insert even when holders overlap because keys
-   * expire under them: with the counter first raised far above any clock, {@value Harness#THREADS}
-   * threads on {@value Harness#CLIENTS} node instances acquire one key with a TTL of a few
-   * milliseconds, without releasing, for up to a second; no two acquisitions get the same fence,
-   * every fence is above the raised value, and an acquisition that ended before another began got
-   * the lower fence.
-   *
-   * <p>If this fails, two acquisitions read the same counter: the increment is a separate
-   * read-then-write or a second command after the insert (move it into the insert's script or
-   * statement), or runs at an isolation level that lets two transactions read the same value. A
-   * counter computed as {@code max(counter + 1, time in µs)} hides this while the clock is ahead.
-   */
   @Test
   @DisplayName("R12.9 overlapping acquisitions of an expiring key get distinct, ordered fences")
   default void r12_9_distinctUnderExpiry(Harness h) throws InterruptedException {
@@ -351,15 +271,6 @@ interface R12Fencing {
     }
   }
 
-  /**
-   * R12.10: {@code tryAcquireFenced} and {@code raiseFence} check their arguments like the other
-   * calls (an {@link IllegalArgumentException} from the method, for an empty key or token, an
-   * unusable TTL or a value that is not positive), and throw {@link IllegalStateException} naming
-   * the node after close.
-   *
-   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments} and the closed check
-   * first thing in both methods, as in the others.
-   */
   @Test
   @DisplayName("R12.10 fenced calls reject bad arguments, and throw after close")
   default void r12_10_validation(Harness h) {
@@ -388,16 +299,6 @@ interface R12Fencing {
             "raiseFence", c -> c.raiseFence(key, token(), 5)));
   }
 
-  /**
-   * R12.11 (needs {@link LockNodeCompatibilityKit#restartStore()}): the counter never goes
-   * backwards, even across a crash and restart of the store: the first fenced acquisition after the
-   * restart returns more than the last one before.
-   *
-   * <p>If this fails on a store that loses data in a crash, start a lost counter from a floor that
-   * cannot be below anything handed out before, e.g. {@code max(counter + 1, server time in
-   * microseconds)} (the Redis backend's script); on a durable store, check that the counter is
-   * written durably with the key.
-   */
   @Test
   @DisplayName("R12.11 the counter never goes backwards across a restart of the store")
   default void r12_11_monotonicAcrossRestart(Harness h) {
@@ -409,9 +310,34 @@ interface R12Fencing {
     LockNode after = h.newNode();
     // A durable store still holds the key: free it (a store that lost it answers false).
     h.await(after.release(key, before), "release after the restart");
-    long f2 = h.acquireFenced(after, key, token(), LONG_TTL, "R12.11");
+    long f2 = acquireFenced(h, after, key, token(), LONG_TTL, "R12.11");
     assertThat(f2)
         .as("R12.11: first fence after the restart (the last one before was %d)", f1)
         .isGreaterThan(f1);
+  }
+
+  /**
+   * {@code tryAcquireFenced} and await the answer; a key acquired here is released after the test.
+   *
+   * @return the fence if acquired (checked to be positive), 0 if not
+   */
+  private long acquireFenced(
+      Harness h, LockNode n, String key, String token, Duration ttl, String rule) {
+    AcquireResult result = h.await(n.tryAcquireFenced(key, token, ttl), "tryAcquireFenced");
+    if (result.acquired()) {
+      h.held.add(new Held(key, token));
+      assertThat(result.fence())
+          .as(
+              "%s: tryAcquireFenced answered acquired without a fence; answer"
+                  + " AcquireResult.acquired(counter)",
+              rule)
+          .isPositive();
+    }
+    return result.fence();
+  }
+
+  /** {@code raiseFence} and await the answer. */
+  private boolean raiseFence(Harness h, LockNode n, String key, String token, long atLeast) {
+    return h.await(n.raiseFence(key, token, atLeast), "raiseFence");
   }
 }

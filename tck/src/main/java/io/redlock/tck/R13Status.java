@@ -16,15 +16,6 @@ import org.junit.jupiter.api.Test;
  */
 interface R13Status {
 
-  /**
-   * R13.1: {@code status()} answers a non-blank incarnation, the same from every node instance on
-   * the store, an uptime that grows with time (rounded down, never up), and details without
-   * secrets.
-   *
-   * <p>If this fails, check the source of the incarnation (Redis {@code run_id}, the server's start
-   * time) and of the uptime (in the right unit; a cached value must be extrapolated with a
-   * monotonic clock), and keep passwords out of the details.
-   */
   @Test
   @DisplayName("R13.1 status() reports one incarnation and an uptime that grows")
   default void r13_1_statusIsWellFormed(Harness h) {
@@ -61,11 +52,6 @@ interface R13Status {
         .isLessThan(first.uptime().plusNanos(elapsed).plusSeconds(1));
   }
 
-  /**
-   * R13.2: {@code status()} throws {@link IllegalStateException} naming the node after close.
-   *
-   * <p>If this fails, check the closed flag first thing in {@code status()}, as in the others.
-   */
   @Test
   @DisplayName("R13.2 status() after close throws IllegalStateException naming the node")
   default void r13_2_statusAfterClose(Harness h) {
@@ -73,19 +59,6 @@ interface R13Status {
     h.assertRefusedAfterClose("R13.2", Map.of("status()", LockNode::status));
   }
 
-  /**
-   * R13.3 (needs {@link LockNodeCompatibilityKit#restartStore()}): after a crash and restart of the
-   * store, a node instance that was open before reports the new incarnation, with an uptime no
-   * longer than the time since the restart began (rounded down, never up), as soon as it has had
-   * one answer from the restarted store; and a store that reports itself durable still holds the
-   * keys it held.
-   *
-   * <p>If this fails with the old incarnation, the status comes from a cache that a restart does
-   * not refresh: check the incarnation whenever a connection is opened (a restart breaks them all),
-   * or ask the store each time. If the uptime is too long, it is rounded up (or counted from before
-   * the restart). If a durable store lost its keys, it is not durable: report {@code durable=false}
-   * for that configuration (Redis: AOF with {@code appendfsync always} only).
-   */
   @Test
   @DisplayName("R13.3 after a restart, a node open before reports the new incarnation")
   default void r13_3_restartIsReported(Harness h) {

@@ -15,17 +15,6 @@ import org.junit.jupiter.api.Test;
 /** R14 Release notifications (if declared). */
 interface R14ReleaseNotifications {
 
-  /**
-   * R14.1: a release made through one node instance calls a listener registered through another
-   * instance on the same store, within a few seconds, every time, from a second after the listener
-   * first heard one (a node may learn of new listeners with a delay, e.g. by asking the store now
-   * and then whether anybody listens, and skip notifying while nobody does).
-   *
-   * <p>If this fails, check that every compare-and-delete that deletes the key publishes it (Redis:
-   * {@code PUBLISH} inside the release script), that the listening side subscribes to the same
-   * channel as the releasing side publishes on (derived from the same settings, e.g. the key
-   * prefix), and that the listener is looked up by the key as the caller gave it.
-   */
   @Test
   @DisplayName("R14.1 a release through one instance notifies a listener of another instance")
   default void r14_1_releaseNotifiesAnotherInstance(Harness h) throws InterruptedException {
@@ -50,22 +39,15 @@ interface R14ReleaseNotifications {
     }
   }
 
-  /**
-   * R14.2: after the subscription is closed, releases of the key no longer call the listener; the
-   * same listener registered twice is called for both registrations until each is closed.
-   *
-   * <p>If this fails, check that {@code close()} removes exactly the registration it was returned
-   * for, and that registrations are not merged by listener identity.
-   */
   @Test
   @DisplayName("R14.2 closing a subscription stops its notifications, and only its own")
   default void r14_2_closeStopsNotifications(Harness h) throws InterruptedException {
     h.requireReleaseNotifications("R14.2");
+    Semaphore heard = new Semaphore(0);
+    Runnable listener = heard::release;
     LockNode listening = h.newNode();
     LockNode releasing = h.newNode();
     String key = h.key("r14.2");
-    Semaphore heard = new Semaphore(0);
-    Runnable listener = heard::release;
     ReleaseSubscription first = listening.onRelease(key, listener);
     try (ReleaseSubscription second = listening.onRelease(key, listener)) {
       assertTrue(
@@ -90,13 +72,6 @@ interface R14ReleaseNotifications {
     }
   }
 
-  /**
-   * R14.3: {@code onRelease} on a closed node throws {@link IllegalStateException} naming it, and
-   * an empty key is an {@link IllegalArgumentException}.
-   *
-   * <p>If this fails, check the closed flag and the key with {@link
-   * io.redlock.spi.support.LockNodeArguments#requireKey} first thing in {@code onRelease}.
-   */
   @Test
   @DisplayName("R14.3 onRelease checks its key and refuses after close")
   default void r14_3_onReleaseChecksArguments(Harness h) {

@@ -17,15 +17,6 @@ import org.junit.jupiter.api.Test;
 /** R2 Atomicity: exactly one of many concurrent callers acquires a key. */
 interface R2Atomicity {
 
-  /**
-   * R2.1: of {@value Harness#THREADS} threads racing {@code tryAcquire} on one absent key through
-   * one node, exactly one acquires; repeated for {@value Harness#ROUNDS} rounds with fresh keys.
-   *
-   * <p>If this fails, check that the insert is a single atomic statement on the server (Redis
-   * {@code SET NX PX}; SQL {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE expired RETURNING};
-   * MongoDB an upsert on {@code _id}), not a read followed by a write, and that a unique-key
-   * violation from a racing insert is answered as "held", not as an error or a success.
-   */
   @Test
   @DisplayName("R2.1 of many threads racing on one node, exactly one acquires, every round")
   default void r2_1_oneNodeManyThreads(Harness h) throws InterruptedException {
@@ -33,15 +24,6 @@ interface R2Atomicity {
     raceRounds(h, "R2.1", i -> shared);
   }
 
-  /**
-   * R2.2: of {@value Harness#THREADS} threads spread over {@value Harness#CLIENTS} separate node
-   * instances (separate clients, separate connections), exactly one acquires; repeated for {@value
-   * Harness#ROUNDS} rounds.
-   *
-   * <p>If R2.1 passes and this fails, the exclusion lives in the client, not the store: a lock or
-   * cache inside the node object, or a per-client transaction that does not see the others' inserts
-   * (check the isolation level and the unique constraint on the key column).
-   */
   @Test
   @DisplayName("R2.2 of several separate node instances racing on one key, exactly one acquires")
   default void r2_2_separateClients(Harness h) throws InterruptedException {
@@ -49,16 +31,6 @@ interface R2Atomicity {
     raceRounds(h, "R2.2", i -> clients.get(i % CLIENTS));
   }
 
-  /**
-   * R2.3: mutual exclusion end to end. {@value Harness#THREADS} threads on {@value Harness#CLIENTS}
-   * node instances each increment a shared counter {@value Harness#INCREMENTS_PER_THREAD} times
-   * with a non-atomic read-pause-write, only while holding one key; the final count is exact and no
-   * two threads are ever inside at once.
-   *
-   * <p>If this fails while R2.1 and R2.2 pass, check release (it must delete only the caller's key,
-   * R4) and that a key released by one client is immediately acquirable by another. If it fails by
-   * timing out, a released key is not becoming free.
-   */
   @Test
   @DisplayName("R2.3 threads incrementing a non-atomic counter under the key lose no update")
   default void r2_3_mutualExclusionFuzz(Harness h) throws InterruptedException {

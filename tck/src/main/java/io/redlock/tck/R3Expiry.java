@@ -15,17 +15,6 @@ import org.junit.jupiter.api.Test;
 /** R3 Expiry: a key lives for its TTL on the store's clock, then counts as absent. */
 interface R3Expiry {
 
-  /**
-   * R3.1: a key is held from its acquire until its TTL minus one precision step: checked right
-   * after acquiring and again just before that end. The tolerance is one-sided: a store may round a
-   * TTL up to its precision, never down, and no latency allowance lets a key end early.
-   *
-   * <p>If this fails, check the unit of the TTL sent to the store (milliseconds vs seconds vs
-   * microseconds), that it is rounded up rather than truncated ({@code toMillis()} of 1.9 ms is 1
-   * ms; a store with a clock in whole seconds must round up and add a second, since its "now" is up
-   * to a second old), and that expiry is "now + ttl" on the server, not a timestamp computed on the
-   * client and compared on the server (or the other way round).
-   */
   @Test
   @DisplayName("R3.1 a key is held until its TTL minus one precision step, never less")
   default void r3_1_heldUntilTtl(Harness h) {
@@ -65,14 +54,6 @@ interface R3Expiry {
         ttl.toMillis());
   }
 
-  /**
-   * R3.2: a key is absent once its TTL, one precision step and {@link
-   * LockNodeCompatibilityKit#expiryTolerance()} have passed: another token acquires it.
-   *
-   * <p>If this fails, check that tryAcquire treats a key whose expiry has passed as absent (SQL:
-   * the {@code WHERE expires_at <= now()} branch of the upsert; MongoDB: do not rely on the TTL
-   * monitor, which runs every 60 s), and the TTL unit.
-   */
   @Test
   @DisplayName("R3.2 a key is absent after its TTL plus one precision step and the tolerance")
   default void r3_2_absentAfterTtl(Harness h) {
@@ -83,14 +64,6 @@ interface R3Expiry {
     h.assertAbsent(key, "R3.2: after its TTL of " + ttl.toMillis() + " ms plus the tolerance");
   }
 
-  /**
-   * R3.3: a sub-second TTL is honoured: not truncated to zero (the key is held right after
-   * acquiring) and not rounded up to a second (it is absent after the TTL plus the tolerance).
-   * Skipped if the node declares a {@code ttlPrecision} coarser than 100 ms.
-   *
-   * <p>If this fails, check for {@code Duration.toSeconds()} or {@code EX} where {@code toMillis()}
-   * or {@code PX} belongs, and for a timestamp column with second precision.
-   */
   @Test
   @DisplayName("R3.3 a sub-second TTL is neither truncated nor rounded up to a second")
   default void r3_3_subSecondTtl(Harness h) {
@@ -119,16 +92,6 @@ interface R3Expiry {
     fail("R3.3: could not check within %d ms of acquiring in 5 attempts", ttl.toMillis());
   }
 
-  /**
-   * R3.4: an expired key that the store has not removed yet counts as absent for all three
-   * operations: another token acquires it, the old owner cannot extend it (nor bring it back), and
-   * the old owner's release answers false.
-   *
-   * <p>If this fails, check that every statement carries the expiry condition, not only tryAcquire:
-   * compare-and-extend and compare-and-delete must also say "and expires_at > now()". A store that
-   * deletes expired keys lazily (Redis) passes by itself; a table with leftover rows (SQL, MongoDB)
-   * needs the condition in each statement.
-   */
   @Test
   @DisplayName("R3.4 an expired key not yet removed is absent for tryAcquire, extend and release")
   default void r3_4_expiredButNotCollected(Harness h) {
@@ -157,16 +120,6 @@ interface R3Expiry {
     h.assertAbsent(forRelease, "R3.4: after the old owner's release of an expired key");
   }
 
-  /**
-   * R3.5 (needs {@link LockNodeCompatibilityKit#keyInspector()}): the TTL is counted on the server:
-   * right after acquiring, the server's remaining TTL is the requested TTL within one precision
-   * step, and after a wait of at least three steps it has counted down by that wait.
-   *
-   * <p>If this fails, check that the store computes the expiry itself from the relative TTL (Redis
-   * {@code PX}; SQL {@code clock_timestamp() + interval}; MongoDB {@code $$NOW}), rather than the
-   * client sending {@code Instant.now() + ttl}: client clocks drift and skew, which is what broke
-   * ShedLock's providers. Also check the inspector, which must read the server's view.
-   */
   @Test
   @DisplayName("R3.5 (backdoor) the server's remaining TTL is the TTL and counts down")
   default void r3_5_ttlCountedOnServer(Harness h) {

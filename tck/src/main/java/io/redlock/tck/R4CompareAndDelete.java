@@ -10,38 +10,21 @@ import org.junit.jupiter.api.Test;
 /** R4 Compare-and-delete: release deletes a key only if it holds the caller's token. */
 interface R4CompareAndDelete {
 
-  /**
-   * R4.1: release with a wrong token answers false and changes nothing: the owner still holds the
-   * key.
-   *
-   * <p>If this fails, check that the delete compares the token in the same atomic step (Redis: a
-   * Lua script {@code if GET == token then DEL}; SQL: {@code DELETE ... WHERE key = ? AND token =
-   * ?}), not a plain {@code DEL}.
-   */
   @Test
   @DisplayName("R4.1 a wrong token does not delete the key and answers false")
   default void r4_1_wrongTokenIsNoOp(Harness h) {
-    String key = h.key("r4.1");
     String owner = token();
-    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.1: tryAcquire of an absent key");
+    String key = h.heldKey("R4.1", owner);
     assertFalse(h.release(key, token()), "R4.1: release with a wrong token must answer false");
     h.assertHeldBy(key, owner, "R4.1: after a release with a wrong token,");
     assertTrue(h.release(key, owner), "R4.1: the owner's release afterwards");
   }
 
-  /**
-   * R4.2: release with the right token deletes the key and answers true; a second release answers
-   * false.
-   *
-   * <p>If this fails, check the answer mapping: Redis {@code EVAL} returns 1 or 0, SQL the
-   * affected-row count; the node must answer true only when it deleted.
-   */
   @Test
   @DisplayName("R4.2 the right token deletes the key and answers true, once")
   default void r4_2_rightTokenDeletes(Harness h) {
-    String key = h.key("r4.2");
     String owner = token();
-    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.2: tryAcquire of an absent key");
+    String key = h.heldKey("R4.2", owner);
     assertTrue(h.release(key, owner), "R4.2: release with the owner's token must answer true");
     h.inspector()
         .ifPresent(
@@ -53,11 +36,6 @@ interface R4CompareAndDelete {
     h.assertAbsent(key, "R4.2: after release");
   }
 
-  /**
-   * R4.3: release of a key that does not exist answers false and creates nothing.
-   *
-   * <p>If this fails, check that an absent key is answered false, not true and not an exception.
-   */
   @Test
   @DisplayName("R4.3 release of an absent key answers false")
   default void r4_3_releaseOfAbsentKey(Harness h) {
@@ -66,33 +44,18 @@ interface R4CompareAndDelete {
     h.assertAbsent(key, "R4.3: after releasing a key that was never acquired");
   }
 
-  /**
-   * R4.4: after a key expired and another token acquired it, the old token's release answers false
-   * and the new owner keeps the key.
-   *
-   * <p>If this fails, the delete is not comparing the token, or compares it against a stale copy:
-   * check that token comparison and delete are one atomic step on the server.
-   */
   @Test
   @DisplayName("R4.4 the old token cannot delete the new owner's key after expiry")
   default void r4_4_oldTokenCannotDeleteNewOwnersKey(Harness h) {
     h.assertOldOwnerRefused("R4.4", "release", h::release);
   }
 
-  /**
-   * R4.5: ownership is the token, not the connection: a separate node instance that knows the token
-   * can extend and release the key.
-   *
-   * <p>If this fails, check that the node does not tie keys to its own session (a database session
-   * lock, a client id stored next to the token, an in-memory map of what it acquired).
-   */
   @Test
   @DisplayName("R4.5 any node instance that has the token can extend and release the key")
   default void r4_5_tokenIsOwnership(Harness h) {
     LockNode other = h.newNode();
-    String key = h.key("r4.5");
     String owner = token();
-    assertTrue(h.acquire(key, owner, LONG_TTL), "R4.5: tryAcquire of an absent key");
+    String key = h.heldKey("R4.5", owner);
     assertTrue(
         h.extend(other, key, owner, LONG_TTL),
         "R4.5: extend through another node instance with the owner's token");
@@ -102,16 +65,6 @@ interface R4CompareAndDelete {
     h.assertAbsent(key, "R4.5: after release through another node instance");
   }
 
-  /**
-   * R4.6: compare-and-delete is one atomic step even at the key's expiry: the old owner's late
-   * release, racing other clients that acquire the key the moment it expires, never deletes the key
-   * one of them acquired. Raced in rounds, at moments spread around the expiry.
-   *
-   * <p>If this fails, the release reads and then deletes: a {@code GET} followed by {@code DEL}, a
-   * {@code SELECT} followed by {@code DELETE ... WHERE key = ?}. Between the two the key can expire
-   * and be taken; put the token comparison into the delete itself (the algorithm's Lua script;
-   * {@code DELETE ... WHERE key = ? AND token = ?}).
-   */
   @Test
   @DisplayName("R4.6 a release racing a takeover at expiry never deletes the new owner's key")
   default void r4_6_releaseIsAtomicAtExpiry(Harness h) throws InterruptedException {

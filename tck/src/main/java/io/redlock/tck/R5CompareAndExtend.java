@@ -11,20 +11,12 @@ import org.junit.jupiter.api.Test;
 /** R5 Compare-and-extend: extend moves the expiry only for the owner of a live key. */
 interface R5CompareAndExtend {
 
-  /**
-   * R5.1: extend with a wrong token answers false and does not move the expiry: the key still
-   * expires at its original time.
-   *
-   * <p>If this fails, check that the extend compares the token in the same atomic step (Redis:
-   * {@code if GET == token then PEXPIRE}; SQL: {@code UPDATE ... WHERE key = ? AND token = ?}).
-   */
   @Test
   @DisplayName("R5.1 a wrong token cannot extend the key, and its expiry does not move")
   default void r5_1_onlyOwnerExtends(Harness h) {
     Duration ttl = h.ttl(SHORT_TTL);
-    String key = h.key("r5.1");
     String owner = token();
-    assertTrue(h.acquire(key, owner, ttl), "R5.1: tryAcquire of an absent key");
+    String key = h.heldKey("R5.1", owner, ttl);
     long acquired = System.nanoTime();
     assertFalse(
         h.extend(key, token(), LONG_TTL), "R5.1: extend with a wrong token must answer false");
@@ -39,31 +31,17 @@ interface R5CompareAndExtend {
     h.assertAbsent(key, "R5.1: at its original expiry, after a wrong-token extend");
   }
 
-  /**
-   * R5.2: a key whose TTL has passed cannot be extended, and the attempt does not bring it back.
-   *
-   * <p>If this fails, check that the extend statement carries the expiry condition ("and not
-   * expired"), and that it updates rather than upserts.
-   */
   @Test
   @DisplayName("R5.2 an expired key cannot be extended, even by its old owner")
   default void r5_2_notAfterExpiry(Harness h) {
     Duration ttl = h.ttl(SHORT_TTL);
-    String key = h.key("r5.2");
     String owner = token();
-    assertTrue(h.acquire(key, owner, ttl), "R5.2: tryAcquire of an absent key");
+    String key = h.heldKey("R5.2", owner, ttl);
     h.sleepPastExpiry(System.nanoTime(), ttl);
     assertFalse(h.extend(key, owner, LONG_TTL), "R5.2: extend by the old owner after its TTL");
     h.assertAbsent(key, "R5.2: after an extend of an expired key");
   }
 
-  /**
-   * R5.3: the new expiry is counted from now: extended with a longer TTL before it expires, a key
-   * is still held after its original expiry, and expires after the new TTL.
-   *
-   * <p>If this fails, check that extend sets the expiry to "server now + ttl" (Redis {@code PEXPIRE
-   * key ttl}; SQL {@code expires_at = clock_timestamp() + ttl}) and answers true only if it did.
-   */
   @Test
   @DisplayName("R5.3 an extended key is held past its original expiry, until now + the new TTL")
   default void r5_3_extendCountsFromNow(Harness h) {
@@ -100,44 +78,23 @@ interface R5CompareAndExtend {
         ttl.toMillis());
   }
 
-  /**
-   * R5.4: extending with a shorter TTL sets the expiry to now + that TTL; it does not keep the
-   * longer one nor add to it.
-   *
-   * <p>If this fails, check that extend overwrites the expiry ({@code PEXPIRE}, {@code SET
-   * expires_at = now + ttl}) rather than {@code GREATEST(expires_at, ...)} or {@code expires_at +
-   * ttl}.
-   */
   @Test
   @DisplayName("R5.4 extend with a shorter TTL sets the expiry to now + that TTL")
   default void r5_4_shorterTtlCountsFromNow(Harness h) {
     Duration ttl = h.ttl(SHORT_TTL);
-    String key = h.key("r5.4");
     String owner = token();
-    assertTrue(h.acquire(key, owner, LONG_TTL), "R5.4: tryAcquire of an absent key");
+    String key = h.heldKey("R5.4", owner);
     assertTrue(h.extend(key, owner, ttl), "R5.4: the owner's extend with a shorter TTL");
     h.sleepPastExpiry(System.nanoTime(), ttl);
     h.assertAbsent(key, "R5.4: after being extended to " + ttl.toMillis() + " ms");
   }
 
-  /**
-   * R5.5: after a key expired and another token acquired it, the old token's extend answers false
-   * and does not take the key back.
-   *
-   * <p>If this fails, check that the extend compares the token on the server in the same step as it
-   * moves the expiry.
-   */
   @Test
   @DisplayName("R5.5 the old token cannot extend the new owner's key after expiry")
   default void r5_5_oldTokenCannotExtendNewOwnersKey(Harness h) {
     h.assertOldOwnerRefused("R5.5", "extend", (n, key, old) -> h.extend(n, key, old, LONG_TTL));
   }
 
-  /**
-   * R5.6: extend of a key that does not exist answers false and does not create it.
-   *
-   * <p>If this fails, check that extend is an update, not an upsert.
-   */
   @Test
   @DisplayName("R5.6 extend of an absent key answers false and does not create it")
   default void r5_6_extendOfAbsentKey(Harness h) {
@@ -146,38 +103,19 @@ interface R5CompareAndExtend {
     h.assertAbsent(key, "R5.6: after extending a key that was never acquired");
   }
 
-  /**
-   * R5.7 (needs {@link LockNodeCompatibilityKit#keyInspector()}): after an extend, the server's
-   * remaining TTL is the new TTL counted from the extend.
-   *
-   * <p>If this fails, check the unit of the TTL in the extend statement, and that the expiry is
-   * computed on the server.
-   */
   @Test
   @DisplayName("R5.7 (backdoor) after extend the server's remaining TTL is the new TTL")
   default void r5_7_serverTtlAfterExtend(Harness h) {
     KeyInspector backdoor = h.requireInspector("R5.7");
     Duration ttl = h.ttl(Duration.ofSeconds(5));
     Duration longer = h.ttl(Duration.ofSeconds(20));
-    String key = h.key("r5.7");
     String owner = token();
-    assertTrue(h.acquire(key, owner, ttl), "R5.7: tryAcquire of an absent key");
+    String key = h.heldKey("R5.7", owner, ttl);
     long start = System.nanoTime();
     assertTrue(h.extend(key, owner, longer), "R5.7: extend by the owner");
     h.assertServerTtl(backdoor, key, owner, longer, start, "R5.7");
   }
 
-  /**
-   * R5.8: compare-and-extend is one atomic step even at the key's expiry: the owner's extend,
-   * racing other clients that acquire the key the moment it expires, never succeeds when one of
-   * them acquired it (that would leave two holders). Raced in rounds, at moments spread around the
-   * expiry.
-   *
-   * <p>If this fails, the extend reads and then writes: a {@code GET} followed by {@code PEXPIRE},
-   * a {@code SELECT} followed by an {@code UPDATE ... WHERE key = ?}. Put the token and expiry
-   * conditions into the one statement that moves the expiry (a Lua script; {@code UPDATE ... WHERE
-   * key = ? AND token = ? AND expires_at > now()}), and answer from its affected-row count.
-   */
   @Test
   @DisplayName("R5.8 an extend racing a takeover at expiry never leaves two holders")
   default void r5_8_extendIsAtomicAtExpiry(Harness h) throws InterruptedException {

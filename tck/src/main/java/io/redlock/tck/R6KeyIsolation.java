@@ -13,22 +13,13 @@ import org.junit.jupiter.api.Test;
 /** R6 Key isolation: distinct keys are distinct locks. */
 interface R6KeyIsolation {
 
-  /**
-   * R6.1: locks on different keys do not interfere: each is acquired, extended and released on its
-   * own, and a token of one key has no power over another.
-   *
-   * <p>If this fails, check that every statement filters by the key (a missing {@code WHERE key =
-   * ?}, a script that uses a constant key, a table with one row).
-   */
   @Test
   @DisplayName("R6.1 locks on different keys do not interfere")
   default void r6_1_differentKeys(Harness h) {
-    String a = h.key("r6.1-a");
-    String b = h.key("r6.1-b");
     String ownerA = token();
     String ownerB = token();
-    assertTrue(h.acquire(a, ownerA, LONG_TTL), "R6.1: tryAcquire of key A");
-    assertTrue(h.acquire(b, ownerB, LONG_TTL), "R6.1: a second key while the first is held");
+    String a = h.heldKey("R6.1", ownerA);
+    String b = h.heldKey("R6.1", ownerB); // a second key while the first is held
     assertFalse(h.release(b, ownerA), "R6.1: release of key B with key A's token");
     assertFalse(h.extend(b, ownerA, LONG_TTL), "R6.1: extend of key B with key A's token");
     assertTrue(h.release(a, ownerA), "R6.1: release of key A by its owner");
@@ -36,13 +27,6 @@ interface R6KeyIsolation {
     assertTrue(h.release(b, ownerB), "R6.1: release of key B by its owner");
   }
 
-  /**
-   * R6.2: keys that are prefixes of each other, or that look like patterns matching each other
-   * ({@code *}, {@code ?}, {@code %}, {@code _}), are independent keys.
-   *
-   * <p>If this fails, check for {@code LIKE}, {@code KEYS}/{@code SCAN} patterns or regular
-   * expressions where an exact comparison belongs, and for keys truncated to a column width.
-   */
   @Test
   @DisplayName("R6.2 keys that are prefixes or patterns of each other are independent")
   default void r6_2_prefixesAndPatterns(Harness h) {
@@ -82,15 +66,6 @@ interface R6KeyIsolation {
     }
   }
 
-  /**
-   * R6.3: keys that differ only in letter case, a trailing space, Unicode normalization, width or a
-   * German sharp s are different keys.
-   *
-   * <p>If this fails, the key column compares with a collation instead of exactly: use a binary,
-   * no-pad comparison (PostgreSQL {@code COLLATE "C"} or {@code bytea}; MariaDB/MySQL {@code
-   * VARBINARY} or {@code utf8mb4_nopad_bin}; SQL Server a {@code _BIN2} collation), and do not
-   * normalize, trim or case-fold keys in the node.
-   */
   @Test
   @DisplayName("R6.3 keys differing only in case, trailing space or normalization are distinct")
   default void r6_3_exactComparison(Harness h) {
@@ -105,15 +80,6 @@ interface R6KeyIsolation {
     assertDistinct(h, "R6.3", pairs);
   }
 
-  /**
-   * R6.4: keys of 1 KiB that differ only in their last character (ASCII, and 4-byte UTF-8
-   * characters) are different keys.
-   *
-   * <p>If this fails, keys are cut short: a column narrower than the contract's 1 KiB ({@code
-   * varchar(255)}, MySQL's 767- or 3072-byte index prefixes), or a node that truncates keys to fit.
-   * Widen the column ({@code text}, {@code varbinary(4096)}), or store a cryptographic hash of the
-   * whole key (SHA-256), never a prefix.
-   */
   @Test
   @DisplayName("R6.4 keys of 1 KiB that differ only in their last character are distinct")
   default void r6_4_longKeysAreNotTruncated(Harness h) {
@@ -128,15 +94,6 @@ interface R6KeyIsolation {
             List.of(wide + lock, wide + "\uD83D\uDD13"))); // ... U+1F513, the open lock
   }
 
-  /**
-   * R6.5: keys whose 32-bit hashes are equal are different keys: pairs with equal {@code
-   * String.hashCode()} ("Aa" and "BB", and longer ones) and with equal CRC-32.
-   *
-   * <p>If this fails, the node stores or locks a 32-bit hash of the key instead of the key ({@code
-   * key.hashCode()}, an advisory-lock id, a CRC): with a few tens of thousands of keys two of them
-   * collide, and then one lock excludes the other's holders or, worse, one token releases another
-   * key. Store the key itself, or a cryptographic hash of it (SHA-256).
-   */
   @Test
   @DisplayName("R6.5 keys with equal 32-bit hashes (hashCode, CRC-32) are distinct")
   default void r6_5_hashCollisionsAreDistinct(Harness h) {

@@ -43,13 +43,6 @@ interface R7UnusualText {
         Named.of("glob", "*?[a-z]"));
   }
 
-  /**
-   * R7.1: a key made of unusual characters works for every operation and is stored exactly.
-   *
-   * <p>If this fails, check for string concatenation into SQL, JSON or Lua (use bound parameters
-   * and {@code KEYS}/{@code ARGV}), for a non-UTF-8 connection or column encoding (MySQL {@code
-   * utf8} is 3-byte: use {@code utf8mb4}), and for keys being trimmed or normalized.
-   */
   @ParameterizedTest(name = "R7.1 a key with {0} round-trips")
   @MethodSource("io.redlock.tck.R7UnusualText#unusualStrings")
   @DisplayName("R7.1 keys with unusual characters round-trip")
@@ -57,11 +50,6 @@ interface R7UnusualText {
     roundTrip(h, h.key("r7.1") + ":" + text, token(), "R7.1");
   }
 
-  /**
-   * R7.2: a token made of unusual characters works for every operation and is stored exactly.
-   *
-   * <p>Check the same things as for R7.1, on the token column or argument.
-   */
   @ParameterizedTest(name = "R7.2 a token with {0} round-trips")
   @MethodSource("io.redlock.tck.R7UnusualText#unusualStrings")
   @DisplayName("R7.2 tokens with unusual characters round-trip")
@@ -69,12 +57,6 @@ interface R7UnusualText {
     roundTrip(h, h.key("r7.2"), token() + ":" + text, "R7.2");
   }
 
-  /**
-   * R7.3: a key and a token of 1 KiB (1024 ASCII characters each) work.
-   *
-   * <p>If this fails, widen the key and token columns (at least 1024 characters; {@code text} is
-   * simplest) or do not truncate them.
-   */
   @Test
   @DisplayName("R7.3 a key and a token of 1 KiB of ASCII round-trip")
   default void r7_3_oneKibAscii(Harness h) {
@@ -84,12 +66,6 @@ interface R7UnusualText {
     roundTrip(h, key, token, "R7.3");
   }
 
-  /**
-   * R7.4: a key and a token of 1 KiB in UTF-8 made of 4-byte characters (emoji) work.
-   *
-   * <p>If this fails, check the column's character set (4-byte UTF-8: MySQL {@code utf8mb4}) and
-   * that length limits are not applied in bytes where characters were meant, or the reverse.
-   */
   @Test
   @DisplayName("R7.4 a key and a token of 1 KiB of 4-byte UTF-8 characters round-trip")
   default void r7_4_oneKibOfFourByteCharacters(Harness h) {
@@ -100,13 +76,6 @@ interface R7UnusualText {
     roundTrip(h, key, token, "R7.4");
   }
 
-  /**
-   * R7.5: tokens are compared exactly: a token that differs from the owner's only in case, a
-   * trailing space, Unicode normalization or width neither releases nor extends the key.
-   *
-   * <p>If this fails, the token column compares with a collation: use a binary, no-pad comparison
-   * (see R6.3), and do not normalize tokens.
-   */
   @Test
   @DisplayName("R7.5 tokens are compared exactly, not case- or normalization-insensitively")
   default void r7_5_tokensComparedExactly(Harness h) {

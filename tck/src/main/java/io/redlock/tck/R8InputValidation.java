@@ -16,13 +16,6 @@ import org.junit.jupiter.api.Test;
 /** R8 Input validation: bad arguments throw IllegalArgumentException from the call. */
 interface R8InputValidation {
 
-  /**
-   * R8.1: a null or empty key is rejected by tryAcquire, release and extend with an {@link
-   * IllegalArgumentException} thrown by the method itself, with a message.
-   *
-   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireKey} first thing
-   * in each method, before anything is sent or handed to an executor.
-   */
   @Test
   @DisplayName("R8.1 a null or empty key is rejected by every operation")
   default void r8_1_badKey(Harness h) {
@@ -31,13 +24,6 @@ interface R8InputValidation {
     }
   }
 
-  /**
-   * R8.2: a null or empty token is rejected by tryAcquire, release and extend with an {@link
-   * IllegalArgumentException} thrown by the method itself, with a message.
-   *
-   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireToken} first
-   * thing in each method.
-   */
   @Test
   @DisplayName("R8.2 a null or empty token is rejected by every operation")
   default void r8_2_badToken(Harness h) {
@@ -47,14 +33,6 @@ interface R8InputValidation {
     }
   }
 
-  /**
-   * R8.3: a null, zero or negative TTL is rejected by tryAcquire and extend with an {@link
-   * IllegalArgumentException} thrown by the method itself, with a message.
-   *
-   * <p>If this fails, call {@link io.redlock.spi.support.LockNodeArguments#requireTtl} first thing
-   * in tryAcquire and extend. A zero or negative TTL must never reach the store: Redis rejects it,
-   * and SQL would write a key that is already expired.
-   */
   @Test
   @DisplayName("R8.3 a null, zero or negative TTL is rejected by tryAcquire and extend")
   default void r8_3_badTtl(Harness h) {
@@ -66,14 +44,6 @@ interface R8InputValidation {
     }
   }
 
-  /**
-   * R8.4: a TTL below the node's declared {@code capabilities().ttlPrecision()} is rejected by
-   * tryAcquire and extend. Skipped if the precision is one nanosecond (nothing is below it).
-   *
-   * <p>If this fails, pass {@code capabilities()} to {@link
-   * io.redlock.spi.support.LockNodeArguments#requireTtl}, and check that the declared precision is
-   * what the store really honours (1 ms for {@code PX}).
-   */
   @Test
   @DisplayName("R8.4 a TTL below the declared precision is rejected by tryAcquire and extend")
   default void r8_4_ttlBelowPrecision(Harness h) {
@@ -106,12 +76,6 @@ interface R8InputValidation {
     h.assertRejected("extend" + args, () -> h.node().extend(key, token, bad));
   }
 
-  /**
-   * R8.5: rejected calls have no effect: after every kind of bad call on a key, the key is still
-   * absent and a valid tryAcquire succeeds.
-   *
-   * <p>If this fails, the node wrote something before checking its arguments: validate first.
-   */
   @Test
   @DisplayName("R8.5 rejected calls leave the key untouched")
   default void r8_5_rejectedCallsHaveNoEffect(Harness h) {

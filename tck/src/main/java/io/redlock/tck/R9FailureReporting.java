@@ -5,63 +5,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlock.RedlockException;
 import io.redlock.RedlockTransientException;
-import io.redlock.spi.NodeUri;
-import io.redlock.spi.Reply;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** R9 Failure reporting: an unreachable node throws in bounded time, never answers. */
 interface R9FailureReporting {
 
-  /**
-   * R9.1 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): tryAcquire on an
-   * unreachable node throws a {@link RedlockException} from {@link Reply#await} within {@link
-   * LockNodeCompatibilityKit#failureBound()}: not {@code acquired=false}, not a hang.
-   *
-   * <p>If this fails, check that connection errors are translated into {@code
-   * RedlockTransientException} rather than caught and answered as "held", and that the driver has
-   * connect and read timeouts (Jedis {@code connectionTimeout}/{@code socketTimeout}, JDBC {@code
-   * connectTimeout}/{@code socketTimeout}, MongoDB {@code serverSelectionTimeoutMS}).
-   */
   @Test
   @DisplayName("R9.1 tryAcquire on an unreachable node throws a RedlockException in time")
   default void r9_1_tryAcquireFails(Harness h) {
     tryAcquireFailure(h, "R9.1");
   }
 
-  /**
-   * R9.2 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): release on an
-   * unreachable node throws a {@link RedlockException} within {@link
-   * LockNodeCompatibilityKit#failureBound()}, never answers false.
-   *
-   * <p>Check the same things as for R9.1, in the release path.
-   */
   @Test
   @DisplayName("R9.2 release on an unreachable node throws a RedlockException in time")
   default void r9_2_releaseFails(Harness h) {
     h.assertFailsInTime("R9.2", "release", n -> n.release(h.key("r9.2"), token()));
   }
 
-  /**
-   * R9.3 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): extend on an unreachable
-   * node throws a {@link RedlockException} within {@link LockNodeCompatibilityKit#failureBound()},
-   * never answers false.
-   *
-   * <p>Check the same things as for R9.1, in the extend path.
-   */
   @Test
   @DisplayName("R9.3 extend on an unreachable node throws a RedlockException in time")
   default void r9_3_extendFails(Harness h) {
     h.assertFailsInTime("R9.3", "extend", n -> n.extend(h.key("r9.3"), token(), LONG_TTL));
   }
 
-  /**
-   * R9.4 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): the failure names the
-   * node ({@link RedlockException#node()}) and shows no password.
-   *
-   * <p>If this fails, pass the node's redacted name ({@link NodeUri#redacted()}) when creating the
-   * exception, and do not copy driver messages that contain the connection string.
-   */
   @Test
   @DisplayName("R9.4 the failure names the node and shows no password")
   default void r9_4_failureNamesNodeWithoutSecret(Harness h) {
@@ -74,15 +41,6 @@ interface R9FailureReporting {
     h.assertNoSecret(failure.node().orElse(""), "R9.4: the failure's node()");
   }
 
-  /**
-   * R9.5 (needs {@link LockNodeCompatibilityKit#createUnreachableNode()}): the failure of an
-   * unreachable node is a {@link RedlockTransientException}: a retry may help, and the engine
-   * counts it as one "no" rather than giving up on the whole quorum.
-   *
-   * <p>If this fails, map connection refused, timeouts and dropped connections to {@code
-   * RedlockTransientException}; keep {@code RedlockNonTransientException} for configuration,
-   * authentication and schema errors.
-   */
   @Test
   @DisplayName("R9.5 the failure of an unreachable node is transient")
   default void r9_5_failureIsTransient(Harness h) {
