@@ -8,7 +8,6 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -18,74 +17,54 @@ import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Opens {@link LockNode}s from URIs through the {@link LockNodeProvider}s found by {@link
- * ServiceLoader}: the one place where a scheme such as {@code redis} or {@code jdbc:postgresql}
- * becomes a backend.
- *
- * <p>Discovery is careful, in the manner of SLF4J 2's binding:
- *
- * <ul>
- *   <li>a provider that cannot be loaded (a {@link ServiceConfigurationError}, a missing class, a
- *       {@code schemes()} that throws) is set aside and reported by {@link #problems()}; the other
- *       providers still work;
- *   <li>a scheme with no provider is an error that lists the schemes that are available and the
- *       module to add;
- *   <li>a scheme claimed by two providers is an error naming both classes, never a silent pick.
- * </ul>
- *
- * <p>Every message shows URIs {@link NodeUri#redacted() redacted}. An instance is an immutable
- * snapshot of the providers found when it was made, safe to share between threads.
- *
- * <pre>{@code
- * LockNodes discovered = LockNodes.discover();
- * try (LockNode node = discovered.open("redis://localhost:6379")) { ... }
- * }</pre>
+ * ServiceLoader}. A provider that cannot be loaded or declares bad schemes is set aside and
+ * reported by {@link #problems()}; a scheme with no provider is an error listing the available
+ * schemes and the module to add; a scheme claimed twice is an error naming both providers. Messages
+ * show URIs {@link NodeUri#redacted() redacted}. An instance is an immutable snapshot, safe to
+ * share.
  */
 public final class LockNodes {
   private static final System.Logger LOG = System.getLogger(LockNodes.class.getName());
+  private static final String VALID_SCHEME = "[a-z][a-z0-9+.-]*|jdbc:[a-z0-9][a-z0-9+._-]*";
+  private static final String JDBC = "io.redlock:redlock-backend-jdbc (with the driver ";
 
-  /** Scheme as a provider must declare it: what {@link NodeUri#scheme()} reports. */
-  private static final Pattern VALID_SCHEME =
-      Pattern.compile("[a-z][a-z0-9+.-]*|jdbc:[a-z0-9][a-z0-9+._-]*");
+  /** The module of this project that provides each scheme, for the "add ..." hint. */
+  private static final Map<String, String> KNOWN_MODULES = new TreeMap<>();
 
-  /** host:port (or host:port/path) that NodeUri reads as scheme "host": a missing scheme. */
-  private static final Pattern HOST_PORT = Pattern.compile("[A-Za-z0-9.-]+:\\d+(/.*)?");
-
-  /** Upper bound on iterations over a ServiceLoader, in case a broken one never advances. */
-  private static final int MAX_PROVIDERS = 1_000;
-
-  /** The module that provides each scheme this project ships, for the "add ..." hint. */
-  private static final Map<String, String> KNOWN_MODULES = knownModules();
-
-  private final Map<String, List<LockNodeProvider>> byScheme;
-  private final List<String> problems;
-
-  private LockNodes(Map<String, List<LockNodeProvider>> byScheme, List<String> problems) {
-    this.byScheme = byScheme;
-    this.problems = problems;
+  static {
+    for (String line :
+        List.of(
+            "redis rediss=io.redlock:redlock-backend-redis",
+            "postgresql postgres=io.redlock:redlock-backend-postgres",
+            "mongodb mongodb+srv=io.redlock:redlock-backend-mongo",
+            "jdbc:postgresql=" + JDBC + "org.postgresql:postgresql)",
+            "jdbc:mariadb jdbc:mysql=" + JDBC + "org.mariadb.jdbc:mariadb-java-client)",
+            "jdbc:sqlite=" + JDBC + "org.xerial:sqlite-jdbc)",
+            "jdbc:h2=" + JDBC + "com.h2database:h2)")) {
+      String[] schemesAndModule = line.split("=", 2);
+      for (String scheme : schemesAndModule[0].split(" ")) {
+        KNOWN_MODULES.put(scheme, schemesAndModule[1]);
+      }
+    }
   }
 
-  /**
-   * The providers visible from the thread's context class loader and from the class loader of this
-   * API (so that an application server or plugin loader and a plain class path both work).
-   */
+  private final Map<String, List<LockNodeProvider>> byScheme = new TreeMap<>();
+  private final List<String> problems = new ArrayList<>();
+  private final Set<Class<?>> seen = new HashSet<>();
+
+  private LockNodes() {}
+
+  /** The providers visible from the thread's context class loader and from this API's loader. */
   public static LockNodes discover() {
-    List<ClassLoader> loaders = new ArrayList<>();
-    ClassLoader context = Thread.currentThread().getContextClassLoader();
-    if (context != null) {
-      loaders.add(context);
-    }
-    ClassLoader own = LockNodes.class.getClassLoader();
-    if (own != null && !isAncestor(own, context)) {
-      loaders.add(own);
-    }
-    if (loaders.isEmpty()) {
-      loaders.add(ClassLoader.getSystemClassLoader());
-    }
-    return scan(loaders);
+    return scan(
+        Stream.of(Thread.currentThread().getContextClassLoader(), LockNodes.class.getClassLoader())
+            .filter(Objects::nonNull)
+            .distinct()
+            .toList());
   }
 
   /** The providers visible from {@code loader}, and only those. */
@@ -95,124 +74,91 @@ public final class LockNodes {
 
   /** A fixed set of providers, without {@link ServiceLoader}: for tests and embedding. */
   public static LockNodes of(Collection<? extends LockNodeProvider> providers) {
-    Builder builder = new Builder();
+    LockNodes nodes = new LockNodes();
     int position = 0;
     for (LockNodeProvider provider : providers) {
-      position++;
       if (provider == null) {
         throw new NullPointerException(
-            "provider #" + position + " of " + providers.size() + " is null; leave it out");
+            "provider #" + (position + 1) + " of " + providers.size() + " is null; leave it out");
       }
-      builder.add(provider);
+      position++;
+      nodes.add(provider);
     }
-    return builder.build();
-  }
-
-  private static boolean isAncestor(ClassLoader candidate, ClassLoader of) {
-    for (ClassLoader l = of; l != null; l = l.getParent()) {
-      if (l == candidate) {
-        return true;
-      }
-    }
-    return false;
+    return nodes.seal();
   }
 
   private static LockNodes scan(List<ClassLoader> loaders) {
-    Builder builder = new Builder();
-    for (ClassLoader loader : loaders) {
-      Iterator<LockNodeProvider> it;
-      try {
-        it = ServiceLoader.load(LockNodeProvider.class, loader).iterator();
-      } catch (ServiceConfigurationError e) {
-        builder.broken(e);
-        continue;
-      }
-      for (int i = 0; i < MAX_PROVIDERS; i++) {
+    LockNodes nodes = new LockNodes();
+    for (ClassLoader loader :
+        loaders.isEmpty() ? List.of(ClassLoader.getSystemClassLoader()) : loaders) {
+      Iterator<LockNodeProvider> it = ServiceLoader.load(LockNodeProvider.class, loader).iterator();
+      // a broken entry (missing class, failing constructor) is set aside; the iterator moves on
+      for (int i = 0; i < 1_000; i++) {
         try {
           if (!it.hasNext()) {
             break;
           }
-          builder.add(it.next());
+          nodes.add(it.next());
         } catch (ServiceConfigurationError | LinkageError e) {
-          // One broken provider (missing class, failing constructor) must not hide the others:
-          // the ServiceLoader iterator moves on to the next entry.
-          builder.broken(e);
+          nodes.problem("a LockNodeProvider could not be loaded: " + describe(e), e);
         }
       }
     }
-    return builder.build();
+    return nodes.seal();
   }
 
-  /** Collects providers by scheme, setting aside the ones that misbehave. */
-  private static final class Builder {
-    private final Map<String, List<LockNodeProvider>> byScheme = new TreeMap<>();
-    private final List<String> problems = new ArrayList<>();
-    private final Set<Class<?>> seen = new HashSet<>();
-
-    void add(LockNodeProvider provider) {
-      if (!seen.add(provider.getClass())) {
-        return; // the same class seen through two class loaders' views
-      }
-      Set<String> schemes;
-      try {
-        schemes = provider.schemes();
-      } catch (RuntimeException | LinkageError e) {
-        problem(provider.getClass().getName() + ".schemes() failed: " + describe(e), e);
-        return;
-      }
-      if (schemes == null || schemes.isEmpty()) {
-        problem(provider.getClass().getName() + " declares no schemes", null);
-        return;
-      }
-      List<String> invalid = new ArrayList<>();
-      for (String scheme : schemes) {
-        if (scheme == null || !VALID_SCHEME.matcher(scheme).matches()) {
-          invalid.add(scheme);
-        }
-      }
-      if (!invalid.isEmpty()) {
-        problem(
-            provider.getClass().getName()
-                + " declares invalid schemes "
-                + invalid
-                + "; a scheme is written as NodeUri.scheme() reports it, lower case and without"
-                + " '://', e.g. \"redis\" or \"jdbc:postgresql\"",
-            null);
-        return;
-      }
-      for (String scheme : schemes) {
-        byScheme.computeIfAbsent(scheme, s -> new ArrayList<>(1)).add(provider);
-      }
+  private void add(LockNodeProvider provider) {
+    String name = provider.getClass().getName();
+    if (!seen.add(provider.getClass())) {
+      return; // the same class seen through two class loaders
     }
-
-    void broken(Throwable e) {
-      problem("a LockNodeProvider could not be loaded: " + describe(e), e);
+    Set<String> schemes;
+    try {
+      schemes = provider.schemes();
+    } catch (RuntimeException | LinkageError e) {
+      problem(name + ".schemes() failed: " + describe(e), e);
+      return;
     }
-
-    private void problem(String message, Throwable cause) {
-      problems.add(message);
-      LOG.log(Level.WARNING, "redlock: " + message + " (ignoring it; other backends still work)");
-      if (cause != null) {
-        LOG.log(Level.DEBUG, "redlock: provider failure", cause);
-      }
+    if (schemes == null || schemes.isEmpty()) {
+      problem(name + " declares no schemes", null);
+      return;
     }
-
-    LockNodes build() {
-      Map<String, List<LockNodeProvider>> copy = new TreeMap<>();
-      byScheme.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-      for (Map.Entry<String, List<LockNodeProvider>> e : copy.entrySet()) {
-        if (e.getValue().size() > 1) {
-          problems.add(duplicateMessage(e.getKey(), e.getValue()));
-        }
-      }
-      return new LockNodes(Collections.unmodifiableMap(copy), List.copyOf(problems));
+    List<String> invalid =
+        schemes.stream().filter(s -> s == null || !s.matches(VALID_SCHEME)).toList();
+    if (!invalid.isEmpty()) {
+      problem(
+          name
+              + " declares invalid schemes "
+              + invalid
+              + "; a scheme is written as NodeUri.scheme() reports it, lower case and without"
+              + " '://', e.g. \"redis\" or \"jdbc:postgresql\"",
+          null);
+      return;
     }
+    schemes.forEach(s -> byScheme.computeIfAbsent(s, k -> new ArrayList<>(1)).add(provider));
+  }
+
+  private void problem(String message, Throwable cause) {
+    problems.add(message);
+    LOG.log(Level.WARNING, "redlock: " + message + " (ignoring it; other backends still work)");
+    if (cause != null) {
+      LOG.log(Level.DEBUG, "redlock: provider failure", cause);
+    }
+  }
+
+  private LockNodes seal() {
+    byScheme.forEach(
+        (scheme, providers) -> {
+          if (providers.size() > 1) {
+            problems.add(duplicateMessage(scheme, providers));
+          }
+        });
+    return this;
   }
 
   private static String describe(Throwable e) {
     StringBuilder out = new StringBuilder(NodeUri.redact(String.valueOf(e)));
-    Set<Throwable> seen = new HashSet<>();
-    seen.add(e);
+    Set<Throwable> seen = new HashSet<>(Set.of(e));
     for (Throwable c = e.getCause(); c != null && seen.add(c); c = c.getCause()) {
       out.append("; caused by ").append(NodeUri.redact(String.valueOf(c)));
     }
@@ -220,37 +166,25 @@ public final class LockNodes {
   }
 
   /**
-   * {@code e} and its causes and suppressed exceptions with their messages redacted and their stack
-   * traces kept: what a careless backend threw may quote the raw URI, and a cause is printed.
+   * {@code e} and its causes with redacted messages and their stack traces: one may quote a URI.
    */
   private static Throwable redactedCopy(Throwable e, int depth) {
     if (e == null || depth > 20) {
       return null;
     }
-    Throwable copy = new RedactedThrowable(e, redactedCopy(e.getCause(), depth + 1));
+    RuntimeException copy =
+        new RuntimeException(
+            NodeUri.redact(String.valueOf(e)), redactedCopy(e.getCause(), depth + 1)) {
+          @Override
+          public String toString() {
+            return getMessage();
+          }
+        };
+    copy.setStackTrace(e.getStackTrace());
     for (Throwable suppressed : e.getSuppressed()) {
       copy.addSuppressed(redactedCopy(suppressed, depth + 1));
     }
     return copy;
-  }
-
-  /** Stands in for a throwable whose message may hold a secret: its class, redacted message. */
-  private static final class RedactedThrowable extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    RedactedThrowable(Throwable original, Throwable cause) {
-      super(
-          original.getMessage() == null
-              ? original.getClass().getName()
-              : original.getClass().getName() + ": " + NodeUri.redact(original.getMessage()),
-          cause);
-      setStackTrace(original.getStackTrace());
-    }
-
-    @Override
-    public String toString() {
-      return getMessage();
-    }
   }
 
   /** Every scheme some provider claims, sorted. */
@@ -258,60 +192,53 @@ public final class LockNodes {
     return Collections.unmodifiableSortedSet(new TreeSet<>(byScheme.keySet()));
   }
 
-  /**
-   * Providers set aside (could not be loaded, declared bad schemes) and schemes claimed twice, as
-   * messages safe to print. Empty when discovery was clean.
-   */
+  /** Providers set aside and schemes claimed twice, as messages safe to print. */
   public List<String> problems() {
-    return problems;
+    return Collections.unmodifiableList(problems);
   }
 
   /**
    * The one provider for the URI's scheme.
    *
-   * @throws RedlockNonTransientException if no provider or more than one claims the scheme; the
-   *     message lists the available schemes, or names both providers
+   * @throws RedlockNonTransientException if no provider or more than one claims the scheme
    */
   public LockNodeProvider providerFor(NodeUri uri) {
-    Objects.requireNonNull(uri, "uri");
     List<LockNodeProvider> candidates = byScheme.getOrDefault(uri.scheme(), List.of());
     if (candidates.size() == 1) {
       return candidates.get(0);
     }
-    if (candidates.isEmpty()) {
-      throw new RedlockNonTransientException(uri.redacted(), noProviderMessage(uri), null);
-    }
     throw new RedlockNonTransientException(
-        uri.redacted(), duplicateMessage(uri.scheme(), candidates), null);
+        uri.redacted(),
+        candidates.isEmpty() ? noProviderMessage(uri) : duplicateMessage(uri.scheme(), candidates),
+        null);
   }
 
   private String noProviderMessage(NodeUri uri) {
     String scheme = uri.scheme();
-    StringBuilder m = new StringBuilder("no backend for scheme '").append(scheme).append("'. ");
+    String shown = uri.redacted();
     String module = KNOWN_MODULES.get(scheme);
-    if (HOST_PORT.matcher(uri.redacted()).matches()) {
-      m.append("'")
-          .append(uri.redacted())
-          .append("' looks like host:port without a scheme; write e.g. redis://")
-          .append(uri.redacted());
+    StringBuilder m = new StringBuilder("no backend for scheme '").append(scheme).append("'. ");
+    if (shown.matches("[A-Za-z0-9.-]+:\\d+(/.*)?")) {
+      m.append(
+          "'" + shown + "' looks like host:port without a scheme; write e.g. redis://" + shown);
     } else if (module != null) {
       m.append("Add ").append(module).append(" to the class path for ").append(hint(scheme));
     } else {
-      m.append("No module of this project provides '")
-          .append(scheme)
-          .append("'; a third-party backend registers an io.redlock.spi.LockNodeProvider in")
+      m.append("No module of this project provides '" + scheme + "'; a third-party backend")
+          .append(" registers an io.redlock.spi.LockNodeProvider in")
           .append(" META-INF/services/io.redlock.spi.LockNodeProvider");
-      String near = nearest(scheme);
-      if (near != null) {
-        m.append(" (did you mean ").append(hint(near)).append("?)");
-      }
+      Set<String> known = new TreeSet<>(KNOWN_MODULES.keySet());
+      known.addAll(byScheme.keySet());
+      known.stream()
+          .filter(k -> distance(scheme, k) < 3)
+          .min((a, b) -> distance(scheme, a) - distance(scheme, b))
+          .ifPresent(near -> m.append(" (did you mean ").append(hint(near)).append("?)"));
     }
-    m.append(". Schemes available: ");
-    if (byScheme.isEmpty()) {
-      m.append("none (no io.redlock.spi.LockNodeProvider on the class path)");
-    } else {
-      m.append(String.join(", ", byScheme.keySet()));
-    }
+    m.append(". Schemes available: ")
+        .append(
+            byScheme.isEmpty()
+                ? "none (no io.redlock.spi.LockNodeProvider on the class path)"
+                : String.join(", ", byScheme.keySet()));
     if (!problems.isEmpty()) {
       m.append(". Discovery problems: ").append(String.join("; ", problems));
     }
@@ -322,46 +249,34 @@ public final class LockNodes {
     return scheme.startsWith("jdbc:") ? scheme + ":" : scheme + "://";
   }
 
-  /** A known scheme one typo away, e.g. "reddis" -> "redis"; null if none. */
-  private String nearest(String scheme) {
-    Set<String> candidates = new TreeSet<>(KNOWN_MODULES.keySet());
-    candidates.addAll(byScheme.keySet());
-    String best = null;
-    int bestDistance = 3;
-    for (String c : candidates) {
-      int d = distance(scheme, c);
-      if (d < bestDistance) {
-        best = c;
-        bestDistance = d;
-      }
-    }
-    return best;
-  }
-
+  /** Levenshtein distance, for "did you mean". */
   private static int distance(String a, String b) {
-    int[] prev = new int[b.length() + 1];
-    int[] cur = new int[b.length() + 1];
+    int[] row = new int[b.length() + 1];
     for (int j = 0; j <= b.length(); j++) {
-      prev[j] = j;
+      row[j] = j;
     }
     for (int i = 1; i <= a.length(); i++) {
-      cur[0] = i;
+      int diagonal = row[0];
+      row[0] = i;
       for (int j = 1; j <= b.length(); j++) {
+        int above = row[j];
         int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-        cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+        row[j] = Math.min(Math.min(row[j - 1] + 1, above + 1), diagonal + cost);
+        diagonal = above;
       }
-      int[] t = prev;
-      prev = cur;
-      cur = t;
     }
-    return prev[b.length()];
+    return row[b.length()];
   }
 
   private static String duplicateMessage(String scheme, List<LockNodeProvider> providers) {
     List<String> names = new ArrayList<>();
     for (LockNodeProvider p : providers) {
-      Class<?> c = p.getClass();
-      names.add(c.getName() + " (from " + origin(c) + ")");
+      var source = p.getClass().getProtectionDomain().getCodeSource();
+      String origin =
+          source != null && source.getLocation() != null
+              ? source.getLocation().toString()
+              : String.valueOf(p.getClass().getClassLoader());
+      names.add(p.getClass().getName() + " (from " + origin + ")");
     }
     return "scheme '"
         + scheme
@@ -372,23 +287,10 @@ public final class LockNodes {
         + "; remove all but one of them from the class path";
   }
 
-  private static String origin(Class<?> c) {
-    try {
-      var source = c.getProtectionDomain().getCodeSource();
-      if (source != null && source.getLocation() != null) {
-        return source.getLocation().toString();
-      }
-    } catch (SecurityException ignored) {
-      // fall through to the class loader's name
-    }
-    return String.valueOf(c.getClassLoader());
-  }
-
   /**
    * Opens the node for {@code uri}.
    *
-   * @throws IllegalArgumentException if the URI is malformed (message from {@link NodeUri#parse} or
-   *     the backend)
+   * @throws IllegalArgumentException if the URI is malformed
    * @throws RedlockException if no single provider claims the scheme or the node cannot be set up
    */
   public LockNode open(String uri) {
@@ -400,11 +302,9 @@ public final class LockNodes {
     return open(uri, providerFor(uri));
   }
 
-  /**
-   * Opens {@code uri} with an already chosen provider, translating what a misbehaving backend
-   * throws so that no unredacted URI escapes.
-   */
-  static LockNode open(NodeUri uri, LockNodeProvider provider) {
+  /** Opens with a chosen provider; what a misbehaving backend throws is redacted. */
+  private static LockNode open(NodeUri uri, LockNodeProvider provider) {
+    String name = provider.getClass().getName();
     LockNode node;
     try {
       node = provider.open(uri);
@@ -412,32 +312,24 @@ public final class LockNodes {
       throw e; // the backend's own, already naming the node (redacted) and the fix
     } catch (RuntimeException | LinkageError e) {
       throw new RedlockNonTransientException(
-          uri.redacted(),
-          provider.getClass().getName() + " failed to open the node: " + describe(e),
-          redactedCopy(e, 0));
+          uri.redacted(), name + " failed to open the node: " + describe(e), redactedCopy(e, 0));
     }
     if (node == null) {
-      throw new RedlockNonTransientException(
-          uri.redacted(), provider.getClass().getName() + ".open returned null", null);
+      throw new RedlockNonTransientException(uri.redacted(), name + ".open returned null", null);
     }
     return node;
   }
 
   /**
-   * Opens one node per URI, in order. If one fails, the nodes already opened are closed before the
-   * failure is thrown, so that nothing leaks. Every URI is parsed and resolved to its provider
-   * before any node is opened, and a URI listed twice is an error: a quorum needs independent
-   * nodes.
+   * Opens one node per URI, in order, after resolving every provider; on a failure the nodes
+   * already opened are closed. A URI listed twice is an error: a quorum needs independent nodes.
    *
    * @throws IllegalArgumentException for an empty list, a malformed or repeated URI
    * @throws RedlockException as {@link #open(String)}
    */
   public List<LockNode> openAll(Collection<String> uris) {
     List<NodeUri> parsed = parseAll(uris);
-    List<LockNodeProvider> providers = new ArrayList<>(parsed.size());
-    for (NodeUri uri : parsed) {
-      providers.add(providerFor(uri));
-    }
+    List<LockNodeProvider> providers = parsed.stream().map(this::providerFor).toList();
     List<LockNode> opened = new ArrayList<>(parsed.size());
     for (int i = 0; i < parsed.size(); i++) {
       try {
@@ -457,26 +349,22 @@ public final class LockNodes {
    * @throws NullPointerException for a null URI, naming its position
    */
   public static List<NodeUri> parseAll(Collection<String> uris) {
-    Objects.requireNonNull(uris, "uris");
     if (uris.isEmpty()) {
       throw new IllegalArgumentException(
           "no node URIs given; expected e.g. redis://a:6379,redis://b:6379,redis://c:6379");
     }
     List<NodeUri> parsed = new ArrayList<>(uris.size());
-    Set<NodeUri> unique = new HashSet<>();
-    int position = 0;
     for (String uri : uris) {
-      position++;
       if (uri == null) {
         throw new NullPointerException(
             "node URI #"
-                + position
+                + (parsed.size() + 1)
                 + " of "
                 + uris.size()
                 + " is null; pass a URI such as redis://host:6379 in its place, or leave it out");
       }
       NodeUri nodeUri = NodeUri.parse(uri);
-      if (!unique.add(nodeUri)) {
+      if (parsed.contains(nodeUri)) {
         throw new IllegalArgumentException(
             "node URI '"
                 + nodeUri.redacted()
@@ -487,10 +375,7 @@ public final class LockNodes {
     return parsed;
   }
 
-  /**
-   * Closes {@code nodes}, adding any failure to {@code primary} as a suppressed exception. For
-   * giving back what was opened when a later step fails.
-   */
+  /** Closes {@code nodes}, adding any failure to {@code primary} as a suppressed exception. */
   public static void closeQuietly(List<? extends LockNode> nodes, Throwable primary) {
     for (LockNode node : nodes) {
       try {
@@ -501,25 +386,5 @@ public final class LockNodes {
         }
       }
     }
-  }
-
-  private static Map<String, String> knownModules() {
-    Map<String, String> m = new LinkedHashMap<>();
-    String redis = "io.redlock:redlock-backend-redis";
-    m.put("redis", redis);
-    m.put("rediss", redis);
-    String jdbc = "io.redlock:redlock-backend-jdbc";
-    m.put("jdbc:postgresql", jdbc + " (with the driver org.postgresql:postgresql)");
-    m.put("jdbc:mariadb", jdbc + " (with the driver org.mariadb.jdbc:mariadb-java-client)");
-    m.put("jdbc:mysql", jdbc + " (with the driver org.mariadb.jdbc:mariadb-java-client)");
-    m.put("jdbc:sqlite", jdbc + " (with the driver org.xerial:sqlite-jdbc)");
-    m.put("jdbc:h2", jdbc + " (with the driver com.h2database:h2)");
-    String postgres = "io.redlock:redlock-backend-postgres";
-    m.put("postgresql", postgres);
-    m.put("postgres", postgres);
-    String mongo = "io.redlock:redlock-backend-mongo";
-    m.put("mongodb", mongo);
-    m.put("mongodb+srv", mongo);
-    return Collections.unmodifiableMap(m);
   }
 }

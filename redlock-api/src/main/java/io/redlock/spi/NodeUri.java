@@ -2,6 +2,9 @@ package io.redlock.spi;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -11,12 +14,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A node's address as the user wrote it, with its scheme and query options split out. {@link
- * #toString()} and {@link #redacted()} hide passwords and other secrets, so a NodeUri is safe to
- * print; {@link #raw()} is for the backend that opens the connection.
- *
- * <p>The scheme of {@code jdbc:} URLs includes the sub-protocol ({@code jdbc:postgresql}); for
- * others it is the part before {@code ://} or the first {@code :}.
+ * A node's address as the user wrote it, with its scheme ({@code jdbc:postgresql} for JDBC URLs)
+ * and query options split out, and the parsing of option values every backend shares. {@link
+ * #toString()} hides passwords and other secrets; {@link #raw()} is for opening the connection.
  */
 public final class NodeUri {
   /** Query or H2-style options whose values are secrets. */
@@ -72,47 +72,43 @@ public final class NodeUri {
   /**
    * Parses a node URI.
    *
-   * @throws IllegalArgumentException if it has no scheme, naming the expected form
+   * @throws IllegalArgumentException if it has no scheme or a bad port, naming the expected form
    */
   public static NodeUri parse(String uri) {
-    Objects.requireNonNull(uri, "node URI must not be null");
-    String text = uri.strip();
+    String text = Objects.requireNonNull(uri, "node URI must not be null").strip();
+    String example = "; expected e.g. redis://host:6379 or jdbc:postgresql://host/db";
     if (text.isEmpty()) {
-      throw new IllegalArgumentException(
-          "node URI is empty; expected e.g. redis://host:6379 or jdbc:postgresql://host/db");
+      throw new IllegalArgumentException("node URI is empty" + example);
     }
     String scheme = schemeOf(text);
     if (scheme == null) {
-      throw new IllegalArgumentException(
-          "node URI '"
-              + redactUri(text)
-              + "' has no scheme; expected e.g. redis://host:6379 or jdbc:postgresql://host/db");
+      throw invalid(text, "has no scheme" + example);
     }
     if (!scheme.startsWith("jdbc:")
         && !text.startsWith("//", scheme.length() + 1)
         && text.indexOf('@') >= 0) {
-      throw new IllegalArgumentException(
-          "node URI '"
-              + redactUri(text)
-              + "' has no scheme (it starts with user info); expected e.g."
+      throw invalid(
+          text,
+          "has no scheme (it starts with user info); expected e.g."
               + " redis://user:password@host:6379 or postgresql://user:password@host/db");
     }
     if (hasBadPort(text)) {
-      throw new IllegalArgumentException(
-          "node URI '"
-              + redactUri(text)
-              + "' has a bad port: a port is a number from 1 to 65535, e.g. redis://host:6379"
+      throw invalid(
+          text,
+          "has a bad port: a port is a number from 1 to 65535, e.g. redis://host:6379"
               + " (percent-encode '@', ':', '/', '?', '#' and spaces in a password)");
     }
     try {
       return new NodeUri(text, scheme, parseQuery(text));
     } catch (IllegalArgumentException e) {
       // URLDecoder's message quotes the bad part, which may be a piece of a password: no cause
-      throw new IllegalArgumentException(
-          "node URI '"
-              + redactUri(text)
-              + "' has a '%' that does not start a %XX escape in its query; write % as %25");
+      throw invalid(
+          text, "has a '%' that does not start a %XX escape in its query; write % as %25");
     }
+  }
+
+  private static IllegalArgumentException invalid(String text, String problem) {
+    return new IllegalArgumentException("node URI '" + redactUri(text) + "' " + problem);
   }
 
   /**
@@ -300,6 +296,79 @@ public final class NodeUri {
     int colon = authority.indexOf(':', close + 1);
     String host = colon < 0 ? "" : authority.substring(0, colon);
     return colon > 0 && PLAIN_HOST.matcher(host).matches() ? host + ":***" : "***";
+  }
+
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)?");
+
+  /**
+   * Option {@code name}'s value as a duration: milliseconds ({@code 500}), a number with a unit
+   * ({@code 500ms}, {@code 2s}, {@code 1m}, {@code 24h}, {@code 7d}) or ISO-8601 ({@code PT2S}).
+   *
+   * @throws IllegalArgumentException naming the option and the accepted forms
+   */
+  public static Duration duration(String name, String value) {
+    String v = value.strip().toLowerCase(Locale.ROOT);
+    Matcher m = DURATION.matcher(v);
+    try {
+      if (!m.matches()) {
+        return Duration.parse(v.toUpperCase(Locale.ROOT));
+      }
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2) == null ? "ms" : m.group(2)) {
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        case "d" -> Duration.ofDays(n);
+        default -> Duration.ofMillis(n);
+      };
+    } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+      throw new IllegalArgumentException(
+          name
+              + " must be a duration such as 500 (milliseconds), 500ms, 2s, 1m, 24h or PT2S, got '"
+              + value
+              + "'");
+    }
+  }
+
+  /** Option {@code name}'s value as a whole number from {@code min} to {@code max}. */
+  public static int integer(String name, String value, int min, int max) {
+    try {
+      int n = Integer.parseInt(value.strip());
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // the message below
+    }
+    throw new IllegalArgumentException(
+        name + " must be a whole number from " + min + " to " + max + ", got '" + value + "'");
+  }
+
+  /** Option {@code name}'s value as a boolean: true/yes/1 or false/no/0. */
+  public static boolean bool(String name, String value) {
+    return switch (value.strip().toLowerCase(Locale.ROOT)) {
+      case "true", "yes", "1" -> true;
+      case "false", "no", "0" -> false;
+      default ->
+          throw new IllegalArgumentException(name + " must be true or false, got '" + value + "'");
+    };
+  }
+
+  /**
+   * The error for an option a backend does not know, listing those it does; a name that could be a
+   * piece of a password (after an unencoded '?') is not shown.
+   */
+  public static IllegalArgumentException unknownOption(
+      String name, String uri, Collection<String> known) {
+    return new IllegalArgumentException(
+        "unknown option "
+            + (name.matches("[A-Za-z0-9_.-]+")
+                ? "'" + name + "'"
+                : "(not shown: it could be a piece of a password with an unencoded '?')")
+            + " in '"
+            + redactUri(uri)
+            + "'; known options: "
+            + String.join(", ", known));
   }
 
   /** The URI exactly as given. Contains secrets: never print or log it. */

@@ -3,6 +3,8 @@ package io.redlock.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -143,5 +145,33 @@ class NodeUriTest {
     assertThat(NodeUri.parse("jdbc:h2:tcp://h:9092/mem:x;USER=sa").scheme()).isEqualTo("jdbc:h2");
     assertThat(NodeUri.parse("jdbc:postgresql://h/db?user=a@b:c").scheme())
         .isEqualTo("jdbc:postgresql");
+  }
+
+  @Test
+  @DisplayName("option values: durations, numbers, booleans, unknown names; errors name the option")
+  void optionValues() {
+    assertThat(NodeUri.duration("o", "86400000")).isEqualTo(Duration.ofDays(1));
+    assertThat(NodeUri.duration("o", "250ms")).isEqualTo(Duration.ofMillis(250));
+    assertThat(NodeUri.duration("o", "90s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(NodeUri.duration("o", "30m")).isEqualTo(Duration.ofMinutes(30));
+    assertThat(NodeUri.duration("o", "24h")).isEqualTo(Duration.ofHours(24));
+    assertThat(NodeUri.duration("o", "7d")).isEqualTo(Duration.ofDays(7));
+    assertThat(NodeUri.duration("o", "pt2h")).isEqualTo(Duration.ofHours(2));
+    assertThatThrownBy(() -> NodeUri.duration("timeout", "soon"))
+        .hasMessage(
+            "timeout must be a duration such as 500 (milliseconds), 500ms, 2s, 1m, 24h or PT2S,"
+                + " got 'soon'");
+    assertThat(NodeUri.integer("n", " 8 ", 1, 10)).isEqualTo(8);
+    assertThatThrownBy(() -> NodeUri.integer("n", "11", 1, 10))
+        .hasMessage("n must be a whole number from 1 to 10, got '11'");
+    assertThat(NodeUri.bool("b", "Yes")).isTrue();
+    assertThat(NodeUri.bool("b", "0")).isFalse();
+    assertThatThrownBy(() -> NodeUri.bool("b", "maybe"))
+        .hasMessageContaining("b must be true or false");
+    assertThat(NodeUri.unknownOption("colour", "redis://:pw@h?colour=1", List.of("a", "b")))
+        .hasMessage("unknown option 'colour' in 'redis://:***@h?colour=1'; known options: a, b");
+    assertThat(NodeUri.unknownOption("x/pw", "redis://h", List.of("a")).getMessage())
+        .contains("not shown")
+        .doesNotContain("x/pw");
   }
 }
