@@ -153,8 +153,17 @@ public interface Redlock extends AutoCloseable {
    * hold count as {@link java.util.concurrent.locks.ReentrantLock} has, and kept alive while held.
    * {@code unlock()} from a thread that does not hold it, or after the lease was lost while held,
    * throws {@link IllegalMonitorStateException} (naming the loss). Conditions are not supported.
+   * Its {@link LeaseLock} views show the holder and its lease (e.g. for the fencing token).
    */
-  java.util.concurrent.locks.Lock asLock(String resource, Duration ttl);
+  default LeaseLock asLock(String resource, Duration ttl) {
+    return asLock(resource, ttl, KeepAlive.defaults());
+  }
+
+  /**
+   * As {@link #asLock(String, Duration)}, with each lease kept alive by {@code keepAlive}: e.g.
+   * {@code KeepAlive.defaults().maxHold(Duration.ofHours(1))} lets a lock held longer run out.
+   */
+  LeaseLock asLock(String resource, Duration ttl, KeepAlive keepAlive);
 
   /** The nodes of this quorum, redacted (safe to print). */
   List<String> nodes();

@@ -73,7 +73,8 @@ public final class CapturingEngineProvider implements RedlockEngineProvider {
     }
 
     @Override
-    public java.util.concurrent.locks.Lock asLock(String resource, Duration ttl) {
+    public io.redlock.LeaseLock asLock(
+        String resource, Duration ttl, io.redlock.KeepAlive keepAlive) {
       throw new UnsupportedOperationException("test engine: records the configuration only");
     }
 

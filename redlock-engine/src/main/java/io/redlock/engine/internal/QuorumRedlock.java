@@ -1,6 +1,8 @@
 package io.redlock.engine.internal;
 
+import io.redlock.KeepAlive;
 import io.redlock.Lease;
+import io.redlock.LeaseLock;
 import io.redlock.LockTimeoutException;
 import io.redlock.NodeHealth;
 import io.redlock.NodesMisconfiguredException;
@@ -522,9 +524,9 @@ final class QuorumRedlock implements Redlock {
   }
 
   @Override
-  public java.util.concurrent.locks.Lock asLock(String resource, Duration ttl) {
+  public LeaseLock asLock(String resource, Duration ttl, KeepAlive keepAlive) {
     Timing.checkResource(resource);
-    return new RedlockLock(this, resource, ttl);
+    return new RedlockLock(this, resource, ttl, keepAlive);
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.redlock.LeaseLost;
 import io.redlock.LeaseLostException;
 import io.redlock.LockTimeoutException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -52,11 +53,13 @@ final class RedlockLock implements LeaseLock {
   private final QuorumRedlock redlock;
   private final String resource;
   private final Duration ttl;
+  private final KeepAlive keepAlive;
 
-  RedlockLock(QuorumRedlock redlock, String resource, Duration ttl) {
+  RedlockLock(QuorumRedlock redlock, String resource, Duration ttl, KeepAlive keepAlive) {
     this.redlock = redlock;
     this.resource = resource;
     this.ttl = ttl;
+    this.keepAlive = Objects.requireNonNull(keepAlive, "keepAlive must not be null");
     redlock.timing.checkTtl(ttl);
   }
 
@@ -121,7 +124,7 @@ final class RedlockLock implements LeaseLock {
       }
       try {
         taken.keepAlive(
-            KeepAlive.defaults(),
+            keepAlive,
             () -> me.isAlive() ? null : "the thread that holds it has ended without unlocking");
       } catch (RuntimeException e) {
         taken.release(); // the Redlock closed meanwhile: leave no key behind

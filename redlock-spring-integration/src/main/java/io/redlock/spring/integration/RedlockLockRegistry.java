@@ -1,5 +1,6 @@
 package io.redlock.spring.integration;
 
+import io.redlock.KeepAlive;
 import io.redlock.Redlock;
 import java.time.Duration;
 import java.util.Objects;
@@ -26,6 +27,7 @@ public final class RedlockLockRegistry implements ExpirableLockRegistry, Renewab
   private final Redlock redlock;
   private final Duration ttl;
   private final String prefix;
+  private final KeepAlive keepAlive;
   private final ConcurrentMap<String, RedlockRegistryLock> locks = new ConcurrentHashMap<>();
 
   /** A registry whose leases live for {@code ttl} between renewals, keys used as they are. */
@@ -35,19 +37,32 @@ public final class RedlockLockRegistry implements ExpirableLockRegistry, Renewab
 
   /** A registry whose resources are {@code prefix + key}; {@code ttl} must be positive. */
   public RedlockLockRegistry(Redlock redlock, Duration ttl, String prefix) {
+    this(redlock, ttl, prefix, KeepAlive.defaults());
+  }
+
+  /**
+   * A registry whose resources are {@code prefix + key} and whose leases are kept alive with {@code
+   * keepAlive} (e.g. {@code KeepAlive.defaults().maxHold(Duration.ofHours(1))}).
+   *
+   * @param ttl the TTL of each lease: how long the lock outlives a holder that stopped renewing
+   * @throws IllegalArgumentException if {@code ttl} is not positive
+   */
+  public RedlockLockRegistry(Redlock redlock, Duration ttl, String prefix, KeepAlive keepAlive) {
     this.redlock = Objects.requireNonNull(redlock, "redlock must not be null");
     this.ttl = Objects.requireNonNull(ttl, "ttl must not be null");
     if (ttl.isNegative() || ttl.isZero()) {
       throw new IllegalArgumentException("ttl must be positive, got " + ttl);
     }
     this.prefix = Objects.requireNonNull(prefix, "prefix must not be null (use \"\" for none)");
+    this.keepAlive = Objects.requireNonNull(keepAlive, "keepAlive must not be null");
   }
 
   /** The lock of a non-empty String key: the same one until {@link #expireUnusedOlderThan}. */
   @Override
   public RedlockRegistryLock obtain(Object lockKey) {
     RedlockRegistryLock lock =
-        locks.computeIfAbsent(key(lockKey), k -> new RedlockRegistryLock(redlock, prefix + k, ttl));
+        locks.computeIfAbsent(
+            key(lockKey), k -> new RedlockRegistryLock(redlock, prefix + k, ttl, keepAlive));
     lock.touch();
     return lock;
   }

@@ -1,5 +1,6 @@
 package io.redlock.spring.integration;
 
+import io.redlock.KeepAlive;
 import io.redlock.Lease;
 import io.redlock.LeaseLock;
 import io.redlock.Redlock;
@@ -22,11 +23,8 @@ public final class RedlockRegistryLock implements LeaseLock {
   /** When this lock was last obtained, locked or unlocked (monotonic nanos). */
   private volatile long lastUsed = System.nanoTime();
 
-  RedlockRegistryLock(Redlock redlock, String resource, Duration ttl) {
-    if (!(redlock.asLock(resource, ttl) instanceof LeaseLock leaseLock)) {
-      throw new IllegalArgumentException("build the Redlock with Redlock.builder(): " + redlock);
-    }
-    this.lock = leaseLock;
+  RedlockRegistryLock(Redlock redlock, String resource, Duration ttl, KeepAlive keepAlive) {
+    this.lock = redlock.asLock(resource, ttl, keepAlive);
     this.resource = resource;
     this.ttl = ttl;
   }

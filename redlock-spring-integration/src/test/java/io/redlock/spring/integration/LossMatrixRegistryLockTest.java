@@ -3,6 +3,7 @@ package io.redlock.spring.integration;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.redlock.KeepAlive;
 import io.redlock.LeaseLostException;
 import io.redlock.Redlock;
 import io.redlock.testservers.RedisServer;
@@ -51,7 +52,9 @@ class LossMatrixRegistryLockTest {
     /** 2 of 3 nodes frozen (SIGSTOP). */
     MAJORITY_UNREACHABLE,
     /** Released through another handle of its token, from {@code resume}. */
-    RELEASED_ELSEWHERE
+    RELEASED_ELSEWHERE,
+    /** The keep-alive stopped at {@code KeepAlive.maxHold} and the TTL ran out. */
+    TTL_RAN_OUT
   }
 
   @BeforeAll
@@ -112,6 +115,7 @@ class LossMatrixRegistryLockTest {
         String token = redis.get(2).command("GET", resource);
         other.resume(resource, token, TTL).release();
       }
+      case TTL_RAN_OUT -> {} // the keep-alive stops by itself at maxHold
     }
   }
 
@@ -133,7 +137,11 @@ class LossMatrixRegistryLockTest {
   @EnumSource(Ending.class)
   @DisplayName("after a loss: reentry throws, other threads wait, unlock names the loss")
   void lostWhileHeld(Ending ending) throws Exception {
-    RedlockLockRegistry registry = new RedlockLockRegistry(redlock1, TTL, "si:");
+    KeepAlive keepAlive =
+        ending == Ending.TTL_RAN_OUT
+            ? KeepAlive.defaults().maxHold(Duration.ofMillis(200))
+            : KeepAlive.defaults();
+    RedlockLockRegistry registry = new RedlockLockRegistry(redlock1, TTL, "si:", keepAlive);
     RedlockLockRegistry process2 = new RedlockLockRegistry(redlock2, TTL, "si:");
     RedlockRegistryLock lock = registry.obtain(key);
     lock.lock();
@@ -144,7 +152,7 @@ class LossMatrixRegistryLockTest {
     AtomicLong lastLockedCallStart = new AtomicLong(Long.MIN_VALUE);
     CompletableFuture<Long> process2Granted = new CompletableFuture<>();
     CountDownLatch process2Release = new CountDownLatch(1);
-    boolean concurrent = ending == Ending.MAJORITY_UNREACHABLE;
+    boolean concurrent = ending == Ending.MAJORITY_UNREACHABLE || ending == Ending.TTL_RAN_OUT;
 
     end(ending, lock.resource());
     try {
