@@ -5,8 +5,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -17,8 +16,16 @@ import java.util.Objects;
  */
 final class RedisUri {
   /** The URI query options understood, as the error messages list them. */
-  private static final String KNOWN_OPTIONS =
-      "connectTimeout, database, keyPrefix, password, poolSize, socketTimeout, user, verifyHostname";
+  private static final List<String> KNOWN_OPTIONS =
+      List.of(
+          "connectTimeout",
+          "database",
+          "keyPrefix",
+          "password",
+          "poolSize",
+          "socketTimeout",
+          "user",
+          "verifyHostname");
 
   private RedisUri() {}
 
@@ -93,7 +100,7 @@ final class RedisUri {
     String path = uri.getRawPath();
     if (path != null && !path.isEmpty() && !path.equals("/")) {
       String db = path.substring(1);
-      b.database(parseInt("database (the URI path)", db, shown));
+      b.database(NodeUri.integer("database (the URI path)", db, 0, Integer.MAX_VALUE));
     }
     for (Map.Entry<String, String> option : options.entrySet()) {
       applyOption(b, option.getKey(), option.getValue(), shown);
@@ -111,25 +118,22 @@ final class RedisUri {
 
   private static void applyOption(
       RedisLockNode.Builder b, String name, String value, String shown) {
-    switch (name) {
-      case "user" -> b.user(value.isEmpty() ? null : value);
-      case "password" -> b.password(value.isEmpty() ? null : value);
-      case "database" -> b.database(parseInt(name, value, shown));
-      case "connectTimeout" -> b.connectTimeout(parseDuration(name, value, shown));
-      case "socketTimeout" -> b.socketTimeout(parseDuration(name, value, shown));
-      case "poolSize" -> b.poolSize(parseInt(name, value, shown));
-      case "keyPrefix" -> b.keyPrefix(value);
-      case "verifyHostname" -> b.verifyHostname(parseBoolean(name, value, shown));
-      default ->
-          throw new IllegalArgumentException(
-              "unknown option "
-                  + (name.matches("[A-Za-z0-9_.-]+")
-                      ? "'" + name + "'"
-                      : "(not shown: it could be a piece of a password with an unencoded '?')")
-                  + " in Redis URI '"
-                  + shown
-                  + "'; known options: "
-                  + KNOWN_OPTIONS);
+    try {
+      switch (name) {
+        case "user" -> b.user(value);
+        case "password" -> b.password(value);
+        case "database" -> b.database(NodeUri.integer(name, value, 0, Integer.MAX_VALUE));
+        case "connectTimeout" -> b.connectTimeout(NodeUri.duration(name, value));
+        case "socketTimeout" -> b.socketTimeout(NodeUri.duration(name, value));
+        case "poolSize" -> b.poolSize(NodeUri.integer(name, value, 0, Integer.MAX_VALUE));
+        case "keyPrefix" -> b.keyPrefix(value);
+        case "verifyHostname" -> b.verifyHostname(NodeUri.bool(name, value));
+        default -> throw NodeUri.unknownOption(name, shown, KNOWN_OPTIONS);
+      }
+    } catch (IllegalArgumentException e) {
+      throw e.getMessage().contains(shown)
+          ? e
+          : new IllegalArgumentException(e.getMessage() + " in '" + shown + "'");
     }
   }
 
@@ -142,53 +146,6 @@ final class RedisUri {
           "Redis URI '"
               + shown
               + "' has a '%' that does not start a %XX escape in its user info; write % as %25");
-    }
-  }
-
-  private static int parseInt(String name, String value, String shown) {
-    try {
-      return Integer.parseInt(value.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          name + " must be a whole number, got '" + value + "' in '" + shown + "'");
-    }
-  }
-
-  private static boolean parseBoolean(String name, String value, String shown) {
-    return switch (value.strip().toLowerCase(Locale.ROOT)) {
-      case "true", "yes", "1" -> true;
-      case "false", "no", "0" -> false;
-      default ->
-          throw new IllegalArgumentException(
-              name + " must be true or false, got '" + value + "' in '" + shown + "'");
-    };
-  }
-
-  /** Parses {@code 500}, {@code 500ms}, {@code 2s}, {@code 1m} or ISO-8601 {@code PT2S}. */
-  static Duration parseDuration(String name, String value, String shown) {
-    String v = value.strip().toLowerCase(Locale.ROOT);
-    try {
-      if (v.startsWith("pt") || v.startsWith("p")) {
-        return Duration.parse(v.toUpperCase(Locale.ROOT));
-      }
-      if (v.endsWith("ms")) {
-        return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2).strip()));
-      }
-      if (v.endsWith("s")) {
-        return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1).strip()));
-      }
-      if (v.endsWith("m")) {
-        return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1).strip()));
-      }
-      return Duration.ofMillis(Long.parseLong(v));
-    } catch (NumberFormatException | DateTimeParseException e) {
-      throw new IllegalArgumentException(
-          name
-              + " must be a duration such as 500 (milliseconds), 500ms, 2s or PT2S, got '"
-              + value
-              + "' in '"
-              + shown
-              + "'");
     }
   }
 }
