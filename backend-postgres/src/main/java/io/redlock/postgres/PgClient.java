@@ -42,9 +42,9 @@ import org.slf4j.LoggerFactory;
  *       order, for a call to end; one the engine abandons meanwhile is dropped, never written (but
  *       a release), and one that waits longer than the connection timeout fails. So a frozen server
  *       finds at most {@code poolSize × pipeliningLimit} statements to answer when it thaws.
- *   <li>The pool bounds a wait for a connection ({@code connectionTimeout}), the server its
- *       statements ({@code statement_timeout}); a call still without an answer a second after both
- *       (a frozen server, a dead path) fails, its statement holding its place on the connection
+ *   <li>The server bounds its statements ({@code statement_timeout}); a call still without an
+ *       answer a second after that and the connection timeout (a server frozen or unreachable, a
+ *       connection that cannot be opened) fails, its statement holding its place on the connection
  *       until the server answers or the connection breaks.
  *   <li>The table is checked (and created or completed, if allowed) before the first lock
  *       statement, with {@link PostgresDialect}'s statements, and again after a statement found it
@@ -112,11 +112,8 @@ final class PgClient {
     this.errors = new PgErrors(name, table, dialect, verifiesCertificate(options));
     this.ownVertx = vertx == null;
     this.vertx = ownVertx ? acquireSharedVertx() : vertx;
-    PoolOptions pool =
-        new PoolOptions()
-            .setMaxSize(poolSize)
-            .setConnectionTimeout((int) connectTimeoutMillis)
-            .setConnectionTimeoutUnit(MILLISECONDS);
+    // no wait bound in the pool: it would cost a timer per call; the tick bounds every call
+    PoolOptions pool = new PoolOptions().setMaxSize(poolSize).setConnectionTimeout(0);
     this.client = PgBuilder.client().with(pool).connectingTo(options).using(this.vertx).build();
     long tick = Math.max(20, Math.min(200, queryTimeout.toMillis() / 8));
     this.timer = this.vertx.setPeriodic(tick, id -> tick());

@@ -448,7 +448,7 @@ public final class PostgresLockNode implements LockNode {
       return this;
     }
 
-    /** How long a call may wait for a connection (default 2 s, at least 100 ms). */
+    /** How long a call may wait for room on the connections (default 2 s, at least 100 ms). */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = requireAtLeast("connectionTimeout", timeout, Duration.ofMillis(100));
       return this;
