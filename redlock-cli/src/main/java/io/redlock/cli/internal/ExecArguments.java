@@ -1,5 +1,6 @@
 package io.redlock.cli.internal;
 
+import io.redlock.RedlockSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -16,50 +17,50 @@ final class ExecArguments {
 
   static Checked check(ExecCommand x) {
     List<String> argv = command(x);
-    if (x.lockName.isBlank()) {
+    if (x.o.lockName.isBlank()) {
       throw new CliException(
           ExitCodes.USAGE, "LOCKNAME must not be blank; name the lock, e.g. nightly-report");
     }
-    Durations.requirePositive("--ttl", x.ttl);
-    if (x.noWait && x.waitText != null) {
+    Durations.requirePositive("--ttl", x.o.ttl);
+    if (x.o.noWait && x.o.waitText != null) {
       throw new CliException(ExitCodes.USAGE, "--wait and --no-wait exclude each other");
     }
     Duration maxWait =
-        x.noWait ? Duration.ZERO : parseWait(x.waitText == null ? "10s" : x.waitText);
-    if (x.extendEvery != null) {
-      Durations.requirePositive("--extend-every", x.extendEvery);
+        x.o.noWait ? Duration.ZERO : parseWait(x.o.waitText == null ? "10s" : x.o.waitText);
+    if (x.o.extendEvery != null) {
+      Durations.requirePositive("--extend-every", x.o.extendEvery);
     }
-    Duration interval = x.extendEvery != null ? x.extendEvery : x.ttl.dividedBy(3);
+    Duration interval = x.o.extendEvery != null ? x.o.extendEvery : x.o.ttl.dividedBy(3);
     shorterThanTtl(x, "--extend-every", interval, "a third");
-    if (x.lossMargin != null) {
-      Durations.requirePositive("--loss-margin", x.lossMargin);
-      shorterThanTtl(x, "--loss-margin", x.lossMargin, "a tenth");
+    if (x.o.lossMargin != null) {
+      Durations.requirePositive("--loss-margin", x.o.lossMargin);
+      shorterThanTtl(x, "--loss-margin", x.o.lossMargin, "a tenth");
     }
-    if (x.killGrace != null && x.killGrace.isNegative()) {
+    if (x.o.killGrace != null && x.o.killGrace.isNegative()) {
       throw CliException.usage(
-          "--kill-grace must not be negative, got %s", Durations.human(x.killGrace));
+          "--kill-grace must not be negative, got %s", Durations.human(x.o.killGrace));
     }
-    Restarts.check(x.quarantine, x.ttl);
-    checkExitCode("--conflict-exit-code", x.conflictExitCode);
-    checkExitCode("--lost-exit-code", x.lostExitCode);
+    Restarts.check(x.o.quarantine, x.o.ttl);
+    checkExitCode("--conflict-exit-code", x.o.conflictExitCode);
+    checkExitCode("--lost-exit-code", x.o.lostExitCode);
     return new Checked(argv, maxWait, interval);
   }
 
   /** The command after LOCKNAME, without the "--" before it; -c CMD as sh -c CMD. */
   private static List<String> command(ExecCommand x) {
-    List<String> argv = x.command == null ? List.of() : x.command;
+    List<String> argv = x.o.command == null ? List.of() : x.o.command;
     if ((argv.isEmpty() || !argv.get(0).equals("--")) && dashDashBeforeLockName(x, argv)) {
       // "exec -- echo ran": picocli took "--" as the end of the options, and echo as LOCKNAME
       throw new CliException(
           ExitCodes.USAGE,
           "no LOCKNAME before '--': '"
-              + x.lockName
+              + x.o.lockName
               + "' would be taken as the lock's name; write: redlock exec [OPTIONS] LOCKNAME --"
               + " COMMAND [ARGS...]");
     }
     if (!argv.isEmpty() && (argv.get(0).equals("-c") || argv.get(0).equals("--command"))) {
       // flock's form: redlock exec LOCKNAME -c 'CMD'
-      if (argv.size() != 2 || x.shellCommand != null) {
+      if (argv.size() != 2 || x.o.shellCommand != null) {
         throw new CliException(
             ExitCodes.USAGE,
             "-c takes one argument, the whole shell command, and no COMMAND besides it; quote it:"
@@ -81,13 +82,13 @@ final class ExecArguments {
     if (!argv.isEmpty() && argv.get(0).equals("--")) {
       argv = argv.subList(1, argv.size()); // "--" after LOCKNAME when options stopped at it
     }
-    if (x.shellCommand != null) {
+    if (x.o.shellCommand != null) {
       if (!argv.isEmpty()) {
         throw new CliException(
             ExitCodes.USAGE,
             "-c 'CMD' and a COMMAND exclude each other; give one: redlock exec -c 'CMD' LOCKNAME");
       }
-      return List.of("sh", "-c", x.shellCommand);
+      return List.of("sh", "-c", x.o.shellCommand);
     }
     if (argv.isEmpty()) {
       throw new CliException(
@@ -106,14 +107,14 @@ final class ExecArguments {
   private static boolean dashDashBeforeLockName(ExecCommand x, List<String> argv) {
     List<String> all = x.spec.commandLine().getParseResult().originalArgs();
     int lockAt = all.size() - argv.size() - 1;
-    return lockAt >= 1 && all.get(lockAt).equals(x.lockName) && all.get(lockAt - 1).equals("--");
+    return lockAt >= 1 && all.get(lockAt).equals(x.o.lockName) && all.get(lockAt - 1).equals("--");
   }
 
   private static void shorterThanTtl(ExecCommand x, String option, Duration value, String share) {
-    if (value.compareTo(x.ttl) >= 0) {
+    if (value.compareTo(x.o.ttl) >= 0) {
       throw CliException.usage(
           "%s (%s) must be shorter than --ttl (%s), e.g. %s of it",
-          option, Durations.human(value), Durations.human(x.ttl), share);
+          option, Durations.human(value), Durations.human(x.o.ttl), share);
     }
   }
 
@@ -143,5 +144,20 @@ final class ExecArguments {
               + " (--no-wait, or --wait 0s, makes a single attempt)");
     }
     return d;
+  }
+
+  /**
+   * The keep-alive's default margin, as {@link KeepAlive#lostMargin()} documents it: a tenth of the
+   * TTL, at least two node timeouts; stated here so that the default grace can be half of it.
+   */
+  static Duration defaultMargin(RedlockSettings settings, Duration ttl) {
+    Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
+    if (nodeTimeout.compareTo(ttl) > 0) {
+      nodeTimeout = ttl;
+    }
+    Duration tenth = ttl.dividedBy(10);
+    Duration twoTimeouts = nodeTimeout.multipliedBy(2);
+    Duration m = tenth.compareTo(twoTimeouts) >= 0 ? tenth : twoTimeouts;
+    return m.compareTo(ttl) < 0 ? m : ttl.dividedBy(2);
   }
 }

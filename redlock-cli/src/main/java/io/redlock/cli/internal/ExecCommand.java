@@ -26,8 +26,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
@@ -96,133 +94,7 @@ import picocli.CommandLine.Spec;
       "      nightly -- ./nightly.sh"
     })
 final class ExecCommand implements Callable<Integer> {
-  @Option(
-      names = "--ttl",
-      defaultValue = "30s",
-      converter = Durations.class,
-      paramLabel = "DURATION",
-      description =
-          "Time to live of the lock on each node; renewed while the command runs."
-              + " Default: ${DEFAULT-VALUE}.")
-  Duration ttl;
-
-  @Option(
-      names = "--wait",
-      paramLabel = "DURATION",
-      description =
-          "How long to wait for the lock if it is busy ('forever' for no limit), counted from"
-              + " when redlock starts to connect to the nodes (connecting and checking them is"
-              + " part of it). redlock gives up within this plus one node timeout and about half a"
-              + " second, however many nodes are down. Default: 10s.")
-  String waitText;
-
-  @Option(
-      names = "--no-wait",
-      description =
-          "Do not wait for a busy lock: exit with 75 at once if another client holds it. (An"
-              + " attempt that fails because too few nodes answered in time is repeated up to "
-              + NO_WAIT_ATTEMPTS
-              + " times in all before exiting with 69.)")
-  boolean noWait;
-
-  @Option(
-      names = "--fencing",
-      description =
-          "Give the lease a fencing token and export it to the command as REDLOCK_FENCING_TOKEN: a"
-              + " positive integer greater than the token of every earlier holder of LOCKNAME,"
-              + " whatever majority of nodes granted either. Send it with every write to the"
-              + " protected resource and have the resource refuse writes with a lower token"
-              + " (e.g. UPDATE ... SET fence = :token WHERE fence <= :token): a holder that was"
-              + " paused past its validity can then no longer overwrite the next holder's work."
-              + " Costs one more round trip; every node must keep fencing counters (Redis, JDBC"
-              + " and MongoDB nodes do), else exit 64.")
-  boolean fencing;
-
-  @Option(
-      names = "--quarantine",
-      converter = Durations.class,
-      paramLabel = "MAXTTL",
-      description =
-          "Restart quarantine: count the vote of a node whose lock state is not durable only once"
-              + " it has been up for MAXTTL (plus the drift allowance), MAXTTL being the longest"
-              + " TTL any client of these nodes uses. A node that restarted and forgot its locks"
-              + " then cannot help a second client to a majority (the Redlock description's"
-              + " delayed restart). --ttl may not exceed MAXTTL. Every node must report its"
-              + " status, else exit 64. Cost: while a majority of nodes are in quarantine (after"
-              + " they restart, or when first deployed) no lock can be acquired (exit 69)."
-              + " Default: off.")
-  Duration quarantine;
-
-  @Option(
-      names = "--strict",
-      negatable = true,
-      defaultValue = "true",
-      fallbackValue = "true",
-      description =
-          "Refuse to run when a node fails in a way no retry fixes (a wrong password, a missing"
-              + " table, an unknown host), even if the other nodes make a majority: exit 78"
-              + " naming each node and cause. With --no-strict such a node is outvoted with a"
-              + " warning, and the quorum tolerates one failure less until it is fixed."
-              + " Default: on.")
-  boolean strict;
-
-  @Option(
-      names = "--extend-every",
-      converter = Durations.class,
-      paramLabel = "DURATION",
-      description = "How often to extend the lock while the command runs. Default: TTL/3.")
-  Duration extendEvery;
-
-  @Option(
-      names = "--loss-margin",
-      converter = Durations.class,
-      paramLabel = "DURATION",
-      description =
-          "When extensions keep failing, give the lock up (and stop the command) while at least"
-              + " this much validity is left. Default: a tenth of the TTL, at least two node"
-              + " timeouts.")
-  Duration lossMargin;
-
-  @Option(
-      names = "--no-kill-on-loss",
-      description =
-          "If the lock is lost, only report it and let the command finish"
-              + " (the exit code is still 79).")
-  boolean noKillOnLoss;
-
-  @Option(
-      names = "--kill-grace",
-      converter = Durations.class,
-      paramLabel = "DURATION",
-      description =
-          "How long a stopped command gets between SIGTERM and SIGKILL. Default: half the loss"
-              + " margin (1.5s for a 30s TTL), so that a command that ignores SIGTERM is killed"
-              + " before the lock's validity ends.")
-  Duration killGrace;
-
-  @Option(
-      names = {"-E", "--conflict-exit-code"},
-      paramLabel = "CODE",
-      description =
-          "Exit with CODE (0-255) instead of 75 when the lock is busy, as flock -E does: for a"
-              + " command that may itself exit with 75.")
-  Integer conflictExitCode;
-
-  @Option(
-      names = "--lost-exit-code",
-      paramLabel = "CODE",
-      description =
-          "Exit with CODE (0-255) instead of 79 when the lock is lost: for a command that may itself"
-              + " exit with 79.")
-  Integer lostExitCode;
-
-  @Option(
-      names = {"-c", "--command"},
-      paramLabel = "CMD",
-      description =
-          "Run CMD with 'sh -c', as flock -c does: redlock exec LOCKNAME -c 'CMD' or"
-              + " redlock exec -c 'CMD' LOCKNAME; no other COMMAND then.")
-  String shellCommand;
+  @Mixin ExecOptions o;
 
   /** Set when exec returns the command's own exit code. */
   private boolean commandCode;
@@ -243,16 +115,6 @@ final class ExecCommand implements Callable<Integer> {
   static final Duration LATE_WAIT_MIN = Duration.ofMillis(500);
 
   static final Duration LATE_WAIT_MAX = Duration.ofSeconds(2);
-
-  @Parameters(index = "0", paramLabel = "LOCKNAME", description = "The name of the lock.")
-  String lockName;
-
-  @Parameters(
-      index = "1..*",
-      arity = "0..*",
-      paramLabel = "COMMAND",
-      description = "The command and its arguments, best after --.")
-  List<String> command;
 
   private final PrintStream err = System.err;
   private final Object state = new Object();
@@ -290,15 +152,15 @@ final class ExecCommand implements Callable<Integer> {
     Duration maxWait = checked.maxWait();
     Duration interval = checked.interval();
     nodeOptions.quietLeaseLog();
-    watch = new ExecLoss(lockName, err, nodeOptions.verbose());
+    watch = new ExecLoss(o.lockName, err, nodeOptions.verbose());
     long started = System.nanoTime();
     NodeOptions.Selection selection = nodeOptions.selectHere(System.getenv(), err);
     this.selection = selection;
     List<NodeOptions.Requirement> requirements = new ArrayList<>();
-    if (fencing) {
+    if (o.fencing) {
       requirements.add(NodeOptions.Requirement.FENCING);
     }
-    if (quarantine != null) {
+    if (o.quarantine != null) {
       requirements.add(NodeOptions.Requirement.STATUS);
     }
     redlock =
@@ -306,21 +168,24 @@ final class ExecCommand implements Callable<Integer> {
             selection,
             b -> {
               b.maxExtensions(Integer.MAX_VALUE)
-                  .fencing(fencing)
-                  .strictNodes(strict)
+                  .fencing(o.fencing)
+                  .strictNodes(o.strict)
                   .listener(watch);
-              return quarantine == null ? b : b.restartQuarantine(quarantine);
+              return o.quarantine == null ? b : b.restartQuarantine(o.quarantine);
             },
             requirements,
             // counted in the wait; a first lock call on a cold node (a table to create, a JIT that
             // has compiled nothing yet) can outlast the node timeout, and it is not the attempt's
             NodeOptions.WARM_UP_TIMEOUT);
     Verdict.nodeCount(redlock.nodes().size()).ifPresent(w -> err.println("redlock: warning: " + w));
-    margin = lossMargin != null ? lossMargin : defaultMargin(redlock.settings(), ttl);
-    grace = killGrace != null ? killGrace : margin.dividedBy(2);
+    margin =
+        o.lossMargin != null
+            ? o.lossMargin
+            : ExecArguments.defaultMargin(redlock.settings(), o.ttl);
+    grace = o.killGrace != null ? o.killGrace : margin.dividedBy(2);
     watch.redlock = redlock;
     watch.margin = margin;
-    if (grace.compareTo(margin) >= 0 && !noKillOnLoss) {
+    if (grace.compareTo(margin) >= 0 && !o.noKillOnLoss) {
       err.println(
           "redlock: warning: --kill-grace ("
               + Durations.human(grace)
@@ -337,8 +202,8 @@ final class ExecCommand implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       int code = run(argv, left.isNegative() ? Duration.ZERO : left, interval, selection);
-      if (code == ExitCodes.LOST && !commandCode && lostExitCode != null) {
-        return lostExitCode;
+      if (code == ExitCodes.LOST && !commandCode && o.lostExitCode != null) {
+        return o.lostExitCode;
       }
       return code;
     } finally {
@@ -350,21 +215,6 @@ final class ExecCommand implements Callable<Integer> {
         // a signal is being handled: the hook finishes the job
       }
     }
-  }
-
-  /**
-   * The keep-alive's default margin, as {@link KeepAlive#lostMargin()} documents it: a tenth of the
-   * TTL, at least two node timeouts; stated here so that the default grace can be half of it.
-   */
-  static Duration defaultMargin(RedlockSettings settings, Duration ttl) {
-    Duration nodeTimeout = settings.nodeTimeoutFor(ttl);
-    if (nodeTimeout.compareTo(ttl) > 0) {
-      nodeTimeout = ttl;
-    }
-    Duration tenth = ttl.dividedBy(10);
-    Duration twoTimeouts = nodeTimeout.multipliedBy(2);
-    Duration m = tenth.compareTo(twoTimeouts) >= 0 ? tenth : twoTimeouts;
-    return m.compareTo(ttl) < 0 ? m : ttl.dividedBy(2);
   }
 
   /** Why an acquisition failed, as far as the exit code is concerned. */
@@ -405,9 +255,9 @@ final class ExecCommand implements Callable<Integer> {
     firstAttemptAt = System.nanoTime();
     for (attempts = 1; ; attempts++) {
       try {
-        return redlock.acquire(lockName, ttl, maxWait);
+        return redlock.acquire(o.lockName, o.ttl, maxWait);
       } catch (LockTimeoutException e) {
-        if (!noWait
+        if (!o.noWait
             || attempts >= NO_WAIT_ATTEMPTS
             || classify(e) != Failure.UNREACHABLE
             || !answeredBefore(e.unreachableNodes())) {
@@ -463,7 +313,7 @@ final class ExecCommand implements Callable<Integer> {
         err.println("redlock: cause: " + NodeUri.redact(cause.getMessage()));
       }
       if (failure == Failure.BUSY) {
-        return conflictExitCode != null ? conflictExitCode : ExitCodes.BUSY;
+        return o.conflictExitCode != null ? o.conflictExitCode : ExitCodes.BUSY;
       }
       return ExitCodes.UNREACHABLE;
     } catch (InterruptedException e) {
@@ -487,19 +337,19 @@ final class ExecCommand implements Callable<Integer> {
       err.printf(
           "redlock: note: restart quarantine: the votes of %s did not count (restarted, or"
               + " started, without durable lock state less than %s ago)%n",
-          String.join(", ", lease.quarantinedNodes()), Durations.human(quarantine));
+          String.join(", ", lease.quarantinedNodes()), Durations.human(o.quarantine));
     }
     if (nodeOptions.verbose()) {
       List<String> granted = lease.grantedNodes();
       err.printf(
           Locale.ROOT,
           "redlock: acquired '%s' on %d of %d nodes (%s), validity %s%s; running %s%n",
-          lockName,
+          o.lockName,
           granted.size(),
           redlock.nodes().size(),
           s.source(),
           Durations.format(lease.remainingValidity()),
-          fencing ? ", fencing token " + lease.fencingToken() : "",
+          o.fencing ? ", fencing token " + lease.fencingToken() : "",
           argv);
       for (NodeFailure f : lease.failedNodes()) {
         err.println("redlock:   not granted: " + NodeUri.redact(f.toString()));
@@ -509,22 +359,22 @@ final class ExecCommand implements Callable<Integer> {
               + " validity left and the command %s%n",
           Durations.human(interval),
           Durations.human(margin),
-          noKillOnLoss
+          o.noKillOnLoss
               ? "is left running (--no-kill-on-loss)"
               : "gets SIGTERM, then SIGKILL after " + Durations.human(grace));
     }
     ProcessBuilder pb = new ProcessBuilder().inheritIO();
     Map<String, String> env = pb.environment();
-    env.put("REDLOCK_LOCK_NAME", lockName);
+    env.put("REDLOCK_LOCK_NAME", o.lockName);
     env.put("REDLOCK_TOKEN", lease.token());
-    env.put("REDLOCK_TTL_MS", Long.toString(ttl.toMillis()));
-    if (fencing) {
+    env.put("REDLOCK_TTL_MS", Long.toString(o.ttl.toMillis()));
+    if (o.fencing) {
       env.put("REDLOCK_FENCING_TOKEN", Long.toString(lease.fencingToken()));
     } else {
       env.remove("REDLOCK_FENCING_TOKEN"); // not one inherited from an outer exec
     }
     s.credentialVariables().forEach(env::remove); // the nodes' secrets are not the command's
-    openChannel(env);
+    channel = new ExecNested(this, lease, watch, r -> releaseOutcome = r).open(env, err);
     Optional<Child.Problem> problem = Child.check(argv.get(0), env.get("PATH"));
     if (problem.isPresent()) {
       err.printf(
@@ -542,7 +392,7 @@ final class ExecCommand implements Callable<Integer> {
       err.printf(
           "redlock: LOCK LOST: '%s': its validity ran out before the command could start (the"
               + " nodes are too slow for --ttl %s); the command was not started%n",
-          lockName, Durations.human(ttl));
+          o.lockName, Durations.human(o.ttl));
       return ExitCodes.LOST;
     }
     lease.onLost(this::onLost);
@@ -582,7 +432,9 @@ final class ExecCommand implements Callable<Integer> {
       return ExitCodes.LOST; // an extension found it first, and said so
     }
     ReleaseOutcome outcome = releaseOutcome;
-    if (outcome != null && !validity.isZero() && goneAtRelease(outcome, redlock.quorum())) {
+    if (outcome != null
+        && !validity.isZero()
+        && ExecLoss.goneAtRelease(outcome, redlock.quorum())) {
       if (lost.compareAndSet(false, true)) {
         watch.reportGoneAtRelease(outcome, validity, code);
       }
@@ -590,14 +442,6 @@ final class ExecCommand implements Callable<Integer> {
     }
     commandCode = true;
     return code;
-  }
-
-  /**
-   * Whether a release found this lease's token absent on a majority: those nodes answered, but had
-   * no key holding the token to delete.
-   */
-  static boolean goneAtRelease(ReleaseOutcome outcome, int quorum) {
-    return outcome.answered() - outcome.deleted() >= quorum;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -608,25 +452,6 @@ final class ExecCommand implements Callable<Integer> {
 
   /** Where nested redlock commands reach this exec; closed by {@link #cleanup}. */
   private volatile ParentExec channel;
-
-  /**
-   * Opens the channel for the redlock commands the command runs and names it in the command's
-   * environment. If it cannot be opened, the variable names a socket that does not exist, so that
-   * those commands refuse to run rather than use other nodes.
-   */
-  private void openChannel(Map<String, String> env) {
-    try {
-      channel =
-          ParentExec.listen(new ExecNested(this, lease, watch, o -> releaseOutcome = o)::answer);
-      env.put(ParentExec.ENV, channel.socket().toString());
-    } catch (IOException | RuntimeException e) {
-      err.println(
-          "redlock: warning: no channel for redlock commands run by the command ("
-              + e
-              + "): redlock extend, release and status inside it need --nodes or --config");
-      env.put(ParentExec.ENV, "/nonexistent/redlock-exec-channel-unavailable");
-    }
-  }
 
   private void disarmWatchdog() {
     Child.Watchdog w = watchdog;
@@ -644,7 +469,7 @@ final class ExecCommand implements Callable<Integer> {
     synchronized (state) {
       c = child;
     }
-    boolean kill = !noKillOnLoss && c != null;
+    boolean kill = !o.noKillOnLoss && c != null;
     watch.report(l, c, kill, grace);
     if (kill) {
       // Not on the library's notifier thread: the grace may take a while.
@@ -677,7 +502,7 @@ final class ExecCommand implements Callable<Integer> {
         "redlock: interrupted: "
             + (c != null ? "stopping the command and " : "")
             + "releasing '"
-            + lockName
+            + o.lockName
             + "'");
     if (c != null) {
       terminate(c);
@@ -722,15 +547,15 @@ final class ExecCommand implements Callable<Integer> {
           err.println(
               "redlock: warning: released '%s' on %d of %d nodes; on %s it expires by its TTL (%s)"
                   .formatted(
-                      lockName,
+                      o.lockName,
                       r.nodes().size() - left.size(),
                       r.nodes().size(),
                       left,
-                      Durations.human(ttl)));
+                      Durations.human(o.ttl)));
         }
       }
     } catch (RuntimeException e) {
-      err.println("redlock: warning: release of '" + lockName + "' failed: " + e.getMessage());
+      err.println("redlock: warning: release of '" + o.lockName + "' failed: " + e.getMessage());
     } finally {
       if (r != null) {
         closeBounded(r);
@@ -740,7 +565,7 @@ final class ExecCommand implements Callable<Integer> {
 
   /** How long exit waits for late replies: a few node timeouts, at least 0.5 s, at most 2 s. */
   private Duration lateWait(Redlock r) {
-    Duration fourTimeouts = r.settings().nodeTimeoutFor(ttl).multipliedBy(4);
+    Duration fourTimeouts = r.settings().nodeTimeoutFor(o.ttl).multipliedBy(4);
     if (fourTimeouts.compareTo(LATE_WAIT_MIN) < 0) {
       return LATE_WAIT_MIN;
     }

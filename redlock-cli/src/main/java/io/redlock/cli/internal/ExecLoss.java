@@ -283,4 +283,12 @@ final class ExecLoss implements RedlockListener {
     err.println(BANNER);
     err.flush();
   }
+
+  /**
+   * Whether a release found this lease's token absent on a majority: those nodes answered, but had
+   * no key holding the token to delete.
+   */
+  static boolean goneAtRelease(ReleaseOutcome outcome, int quorum) {
+    return outcome.answered() - outcome.deleted() >= quorum;
+  }
 }

@@ -27,8 +27,8 @@ final class ExecNested {
   private final Consumer<ReleaseOutcome> released;
 
   ExecNested(ExecCommand exec, Lease lease, ExecLoss watch, Consumer<ReleaseOutcome> released) {
-    this.lockName = exec.lockName;
-    this.ttl = exec.ttl;
+    this.lockName = exec.o.lockName;
+    this.ttl = exec.o.ttl;
     this.selection = exec.selection;
     this.nodeOptions = exec.nodeOptions;
     this.redlock = exec.redlock;
@@ -172,5 +172,25 @@ final class ExecNested {
     a.put("exit", List.of(Integer.toString(code)));
     a.put("err", List.of(NodeUri.redact(format.formatted(args))));
     return a;
+  }
+
+  /**
+   * Opens the channel for the redlock commands the command runs and names it in the command's
+   * environment. If it cannot be opened, the variable names a socket that does not exist, so that
+   * those commands refuse to run rather than use other nodes; null then.
+   */
+  ParentExec open(Map<String, String> env, java.io.PrintStream err) {
+    try {
+      ParentExec channel = ParentExec.listen(this::answer);
+      env.put(ParentExec.ENV, channel.socket().toString());
+      return channel;
+    } catch (java.io.IOException | RuntimeException e) {
+      err.println(
+          "redlock: warning: no channel for redlock commands run by the command ("
+              + e
+              + "): redlock extend, release and status inside it need --nodes or --config");
+      env.put(ParentExec.ENV, "/nonexistent/redlock-exec-channel-unavailable");
+      return null;
+    }
   }
 }

@@ -87,9 +87,10 @@ class ExecCommandTest {
   private ExecCommand exec(List<FlakyNode> nodes, boolean noWait) {
     ExecCommand exec = new ExecCommand();
     exec.nodeOptions = new NodeOptions();
-    exec.lockName = "job";
-    exec.ttl = TTL;
-    exec.noWait = noWait;
+    exec.o = new ExecOptions();
+    exec.o.lockName = "job";
+    exec.o.ttl = TTL;
+    exec.o.noWait = noWait;
     exec.redlock = Redlock.builder().nodes(List.copyOf(nodes)).build();
     toClose.add(exec.redlock);
     return exec;
