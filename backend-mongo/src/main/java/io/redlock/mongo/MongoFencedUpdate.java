@@ -20,14 +20,11 @@ import org.bson.codecs.configuration.CodecRegistry;
 import org.bson.conversions.Bson;
 
 /**
- * The protected resource's side of fencing when the protected data is a document of the
- * application's own MongoDB collection: an update that carries a lease's {@link
- * io.redlock.Lease#fencingToken() fencing token} and applies only if that token is at least the
- * highest the document has accepted, kept in a 64-bit field ({@code fence} unless {@link
- * #create(String)} names another; a document without it has accepted none, so no migration is
- * needed). Check and write are one {@code updateOne}, so the server decides atomically: {@code
- * {$and: [<idFilter>, {$or: [{fence: {$lte: token}}, {fence: null}]}]}} with the update plus {@code
- * {$set: {fence: token}}}.
+ * Fencing on the protected resource's side when it is a document of the application's own MongoDB
+ * collection: an update carrying a lease's {@link io.redlock.Lease#fencingToken() fencing token}
+ * applies only if the token is at least the highest the document accepted, kept in a 64-bit field
+ * ({@code fence} by default; a document without it accepted none). Check and write are one {@code
+ * updateOne}, decided atomically by the server.
  *
  * <pre>{@code
  * static final MongoFencedUpdate FENCED = MongoFencedUpdate.create();
@@ -40,12 +37,9 @@ import org.bson.conversions.Bson;
  * }
  * }</pre>
  *
- * <p>{@link #updateOne} answers {@code true} when the document was updated, {@code false} when no
- * document matches the id filter (nothing is inserted unless the options say upsert), and throws
- * {@link StaleFencingTokenException} when it accepted a higher token. An equal token is accepted
- * again, so one lease may write many times, as with {@link io.redlock.FencingGuard}. {@link
- * #filter} and {@link #update} give the two parts for other calls ({@code findOneAndUpdate}, bulk
- * writes). Plain update operators only (no pipelines). Immutable and thread-safe.
+ * <p>An equal token is accepted again (one lease may write many times), as with {@link
+ * io.redlock.FencingGuard}. {@link #filter} and {@link #update} give the two parts for other calls
+ * ({@code findOneAndUpdate}, bulk writes). Plain update operators only. Thread-safe.
  */
 public final class MongoFencedUpdate {
   /** The default name of the fence field. */
@@ -67,12 +61,7 @@ public final class MongoFencedUpdate {
     return new MongoFencedUpdate(DEFAULT_FENCE_FIELD);
   }
 
-  /**
-   * Fenced updates that keep the highest token in {@code fenceField}, a top-level field name.
-   *
-   * @throws IllegalArgumentException if the name is null, empty, starts with {@code $}, or contains
-   *     a dot
-   */
+  /** Fenced updates keeping the highest token in {@code fenceField}, a top-level field name. */
   public static MongoFencedUpdate create(String fenceField) {
     if (fenceField == null || !FIELD.matcher(fenceField).matches()) {
       throw new IllegalArgumentException(
@@ -88,13 +77,7 @@ public final class MongoFencedUpdate {
     return fenceField;
   }
 
-  /**
-   * The filter that matches the document of {@code idFilter} only while {@code token} is at least
-   * its fence (or it has none): {@code {$and: [idFilter, {$or: [{fence: {$lte: token}}, {fence:
-   * null}]}]}}.
-   *
-   * @throws IllegalArgumentException for a null filter or a token that is not positive
-   */
+  /** {@code {$and: [idFilter, {$or: [{fence: {$lte: token}}, {fence: null}]}]}}. */
   public Bson filter(Bson idFilter, long token) {
     requireFilter(idFilter);
     requireToken(token);
@@ -103,38 +86,28 @@ public final class MongoFencedUpdate {
   }
 
   /**
-   * {@code update} with {@code $set: {fence: token}} added (merged into its {@code $set} if it has
-   * one).
+   * {@code update} plus {@code $set: {fence: token}}.
    *
-   * @throws IllegalArgumentException for a null update, a replacement document (every top-level key
-   *     must be an operator such as {@code $set}), an update that already writes the fence field,
-   *     or a token that is not positive
+   * @throws IllegalArgumentException for a replacement document or one that writes the fence
    */
   public Bson update(Bson update, long token) {
     return update(update, token, MongoClientSettings.getDefaultCodecRegistry());
   }
 
   /**
-   * Runs {@code updateOne(filter(idFilter, token), update(update, token))} on {@code collection}
-   * and tells the outcomes apart: when nothing matched, reads the document's fence (by {@code
-   * idFilter}, which must match one document at most) to tell a stale token from a missing
-   * document.
+   * {@code updateOne(filter(idFilter, token), update(update, token))}; when nothing matched, reads
+   * the document's fence to tell a stale token from a missing document.
    *
-   * @return true if the document was updated; false if no document matches {@code idFilter}
-   * @throws StaleFencingTokenException if the document's fence is higher than {@code token}: a
-   *     newer lease wrote it; nothing was written
-   * @throws IllegalArgumentException as {@link #filter} and {@link #update} do
+   * @return true if updated; false if no document matches {@code idFilter}
+   * @throws StaleFencingTokenException if a newer lease wrote the document; nothing was written
    */
   public boolean updateOne(MongoCollection<?> collection, Bson idFilter, Bson update, long token) {
     return updateOne(collection, idFilter, update, token, new UpdateOptions());
   }
 
   /**
-   * As {@link #updateOne(MongoCollection, Bson, Bson, long)}, with {@code options}. With {@code
-   * upsert(true)} a missing document is inserted (from the equality conditions of {@code idFilter},
-   * typically {@code _id}, plus the update and the fence) and the result is true; a document that
-   * exists with a higher fence makes the upsert's insert collide on its unique key, which is
-   * reported as {@link StaleFencingTokenException}.
+   * With {@code options}; with {@code upsert(true)} a missing document is inserted, and one with a
+   * higher fence (the insert collides on its key) is a {@link StaleFencingTokenException}.
    */
   public boolean updateOne(
       MongoCollection<?> collection,

@@ -43,50 +43,16 @@ import org.bson.Document;
  * node, over the official synchronous driver.
  *
  * <pre>{@code
- * LockNode a = MongoLockNode.fromUri("mongodb://10.0.0.5:27017/redlock");
- * LockNode b = MongoLockNode.fromUri(
- *     "mongodb+srv://app:s3cret@cluster0.example.net/?redlock.collection=locks&w=majority");
- * LockNode c = MongoLockNode.builder().client(myMongoClient).database("app").build(); // not closed
+ * LockNode a = MongoLockNode.fromUri("mongodb+srv://app:s3cret@cluster0.example.net/?w=majority");
+ * LockNode b = MongoLockNode.builder().client(myMongoClient).database("app").build(); // not closed
  * }</pre>
  *
- * <p>Every driver option of the connection string works; this library's own options ({@code
- * redlock.database}, {@code redlock.collection}, {@code redlock.gcAfter}, {@code redlock.threads};
- * durations as {@code 500}, {@code 90s}, {@code 7d} or {@code PT24H}) are taken out before the
- * driver sees it. Defaults that differ from the driver's: write concern {@code {w: "majority", j:
- * true}} unless the string sets {@code w} or {@code journal} ({@code w=0} is refused); reads and
- * writes on the primary; {@code serverSelectionTimeoutMS=2000}, {@code connectTimeoutMS=2000} and
- * {@code socketTimeoutMS=5000} unless set (or {@code timeoutMS} is set); {@code appName=redlock}.
- *
- * <p>One document per key, {@code {_id: key, token, ttlMs, at}}: {@code at} is written by the
- * server ({@code $currentDate}) and the key counts as held while {@code at + ttlMs > $$NOW},
- * checked in each operation's filter, so expiry runs on the server's clock and never depends on the
- * optional TTL index ({@code redlock.gcAfter}). Every operation is one single-document write:
- * acquire is an upsert whose filter matches only an expired document (with a live one the insert
- * collides on {@code _id}, which means "held"); release and extend are guarded by key, token and
- * liveness. Simple collation, no update pipelines, no transactions: MongoDB 4.2 or later.
- *
- * <p><b>Fencing counters.</b> {@link #tryAcquireFenced} increments a 64-bit field {@code fence} in
- * the write that takes the key; release keeps the document so the counter survives release and
- * expiry. A counter that starts afresh (first fenced use, or a lost document) is raised once to the
- * server's time of the acquisition in microseconds, so after a loss (the TTL index of {@code
- * gcAfter}, a restart without durable writes, a rollback with {@code w=1}) the next fence still
- * exceeds the earlier ones unless the server's clock went back. Leave {@code gcAfter} unset (the
- * default) to keep counters for good.
- *
- * <p><b>Status.</b> {@link #status()} reports the incarnation ({@code
- * hello.topologyVersion.processId}, else a marker document {@code {_id: {redlock: "incarnation"}}}
- * in the lock collection), the uptime, and whether locks survive a crash, restart or failover: a
- * persistent storage engine and a journaled write concern that a failover cannot roll back (the
- * default qualifies; the user needs the {@code clusterMonitor} role to tell). A node built from a
- * connection string caches it until its client opens a new connection or the primary changes.
- *
- * <p>Failures are {@link io.redlock.RedlockTransientException}s (unreachable, timed out, not
- * primary, write not confirmed) or {@link io.redlock.RedlockNonTransientException}s
- * (authentication, privileges, a write concern the deployment cannot satisfy, a server older than
- * 4.2), each naming the node and the fix; passwords never appear in names or messages. Each call
- * runs on the node's worker threads; a call abandoned before a worker takes it is never sent.
- * Thread-safe. Opening a node does not contact the server. {@link #close()} closes the client only
- * if this node created it.
+ * <p>Every driver option of the connection string works; this library's {@code redlock.*} options
+ * (the {@link Builder}'s) are taken out before the driver sees it. One document per key, {@code
+ * {_id: key, token, ttlMs, at}}, live while {@code at + ttlMs > $$NOW} on the server's clock; every
+ * operation is one single-document write (MongoDB 4.2+). Defaults, fencing counters and status: see
+ * {@code docs/backends.md}. Calls run on the node's worker threads; a call abandoned before a
+ * worker takes it is never sent. Thread-safe; {@link #close()} closes only a client it created.
  */
 public final class MongoLockNode implements LockNode {
   /** The database used when neither the connection string nor the builder names one. */
@@ -164,12 +130,7 @@ public final class MongoLockNode implements LockNode {
     }
   }
 
-  /**
-   * A node for a {@code mongodb://} or {@code mongodb+srv://} connection string.
-   *
-   * @throws IllegalArgumentException for a malformed connection string or an unknown or invalid
-   *     option
-   */
+  /** A node for a {@code mongodb://} or {@code mongodb+srv://} URI; a bad one is an error. */
   public static MongoLockNode fromUri(String connectionString) {
     return builder().uri(connectionString).build();
   }
@@ -189,9 +150,6 @@ public final class MongoLockNode implements LockNode {
     return name;
   }
 
-  /**
-   * Millisecond precision (MongoDB dates count milliseconds), fencing, status, clock, inspection.
-   */
   @Override
   public NodeCapabilities capabilities() {
     return CAPABILITIES;
@@ -217,10 +175,7 @@ public final class MongoLockNode implements LockNode {
     return submit("extend", () -> documents.extend(key, token, ttlMs));
   }
 
-  /**
-   * Conditional insert that also increments the key's fencing counter, in the same atomic write.
-   * See "Fencing counters" above for what is guaranteed.
-   */
+  /** Conditional insert that also increments the key's fencing counter, in the same write. */
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
     long ttlMs = checked(key, token, ttl);
@@ -238,7 +193,6 @@ public final class MongoLockNode implements LockNode {
     return submit("raiseFence", () -> documents.raiseFence(key, token, atLeast));
   }
 
-  /** The deployment's incarnation, uptime and durability; see "Status" above. */
   @Override
   public Reply<NodeStatus> status() {
     requireOpen();
@@ -246,10 +200,7 @@ public final class MongoLockNode implements LockNode {
     return cached.isPresent() ? Reply.of(cached.get()) : submit("status", statusReader::read);
   }
 
-  /**
-   * Who holds {@code key}: the live document's token, and its expiry less the primary's clock
-   * ({@code hello.localTime}, read right after; the document is found by the server's own clock).
-   */
+  /** The live document's token, and its expiry less the primary's clock. */
   @Override
   public Reply<Optional<KeyHolder>> inspect(String key) {
     requireOpen();
@@ -258,11 +209,7 @@ public final class MongoLockNode implements LockNode {
         "inspect", () -> documents.holder(key, () -> statusReader.serverTime().toEpochMilli()));
   }
 
-  /**
-   * The primary's clock: {@code localTime} of the {@code hello} command ({@code isMaster} on
-   * servers before 4.4.2), asked afresh on every call, with millisecond resolution; for diagnostics
-   * such as {@code redlock doctor}'s clock offset. No privilege is needed.
-   */
+  /** The primary's clock: {@code hello.localTime}, asked afresh. */
   @Override
   public Reply<Instant> serverTime() {
     requireOpen();
@@ -284,10 +231,7 @@ public final class MongoLockNode implements LockNode {
     return collection.getWriteConcern();
   }
 
-  /**
-   * Stops the workers (letting running calls finish for up to a second) and closes the client if
-   * this node created it. Idempotent.
-   */
+  /** Stops the workers (running calls get a second) and closes a client it created. */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
@@ -327,10 +271,7 @@ public final class MongoLockNode implements LockNode {
     return Replies.supplyAsync(translated, workers, name, !"release".equals(operation));
   }
 
-  /**
-   * Checks the arguments of a call; returns the TTL in whole milliseconds, rounded up: a key must
-   * never expire before the client thinks.
-   */
+  /** Checks a call's arguments; the TTL in whole milliseconds, rounded up. */
   private long checked(String key, String token, Duration ttl) {
     checked(key, token);
     LockNodeArguments.requireTtl(ttl, CAPABILITIES);
@@ -398,22 +339,13 @@ public final class MongoLockNode implements LockNode {
 
     private Builder() {}
 
-    /**
-     * The connection string, with optional {@code redlock.*} options (see {@link MongoLockNode}).
-     * The node creates its own {@code MongoClient} and closes it on {@link #close()}.
-     *
-     * @throws IllegalArgumentException if it is not a MongoDB connection string or names an unknown
-     *     {@code redlock.*} option
-     */
+    /** The connection string; the node creates its own client and closes it. */
     public Builder uri(String connectionString) {
       this.uri = MongoUri.parse(connectionString);
       return this;
     }
 
-    /**
-     * A client you created and keep owning: the node uses it and never closes it. Instead of {@link
-     * #uri}.
-     */
+    /** Instead of {@link #uri}: a client you keep owning; the node never closes it. */
     public Builder client(MongoClient client) {
       this.client = Objects.requireNonNull(client, "client must not be null");
       return this;
@@ -441,11 +373,8 @@ public final class MongoLockNode implements LockNode {
     }
 
     /**
-     * Creates a TTL index that removes lock documents {@code gcAfter} after they were last acquired
-     * or extended, or none if {@code null} (the default). Only garbage collection: expiry never
-     * depends on it. TTLs longer than {@code gcAfter} are then rejected. Documents that keep a
-     * fencing counter are removed too, {@code gcAfter} after their last use; their counter then
-     * starts again from the server's clock (see "Fencing counters" in {@link MongoLockNode}).
+     * A TTL index removing lock documents (fencing counters included) this long after their last
+     * acquisition or extension (default none); longer TTLs are then refused. Expiry never needs it.
      */
     public Builder gcAfter(Duration gcAfter) {
       this.gcAfter = gcAfter;
@@ -453,32 +382,19 @@ public final class MongoLockNode implements LockNode {
       return this;
     }
 
-    /**
-     * Worker threads that run the blocking driver calls (default {@value
-     * MongoLockNode#DEFAULT_THREADS}).
-     */
+    /** Worker threads for the blocking driver calls (default 8). */
     public Builder threads(int threads) {
       this.threads = threads;
       return this;
     }
 
-    /**
-     * Adjusts the driver settings of the client this node creates from the connection string (TLS
-     * context, command listeners, ...), after the connection string and the defaults are applied.
-     * Not allowed together with {@link #client}.
-     */
+    /** Adjusts the driver settings of the client the node creates (TLS context, listeners). */
     public Builder clientSettings(Consumer<MongoClientSettings.Builder> customizer) {
       this.clientSettings = Objects.requireNonNull(customizer, "customizer must not be null");
       return this;
     }
 
-    /**
-     * Builds the node. Does not contact the server.
-     *
-     * @throws IllegalStateException if neither or both of {@link #uri} and {@link #client} were
-     *     given, or {@link #clientSettings} was given with a client
-     * @throws IllegalArgumentException for an invalid setting or connection string
-     */
+    /** Builds the node without contacting the server. */
     public MongoLockNode build() {
       if ((uri == null) == (client == null)) {
         throw new IllegalStateException(
@@ -515,7 +431,7 @@ public final class MongoLockNode implements LockNode {
       Duration gc =
           gcAfterSet || !options.containsKey("gcafter")
               ? gcAfter
-              : MongoUri.duration("redlock.gcAfter", options.get("gcafter"));
+              : NodeUri.duration("redlock.gcAfter", options.get("gcafter"));
       if (gc != null && gc.compareTo(Duration.ofSeconds(1)) < 0) {
         throw new IllegalArgumentException(
             "gcAfter must be at least 1 second (MongoDB's TTL index counts whole seconds), got "
@@ -524,7 +440,7 @@ public final class MongoLockNode implements LockNode {
       int workers =
           threads != null || !options.containsKey("threads")
               ? first(threads, DEFAULT_THREADS)
-              : MongoUri.integer("redlock.threads", options.get("threads"));
+              : NodeUri.integer("redlock.threads", options.get("threads"), 1, MAX_THREADS);
       if (workers < 1 || workers > MAX_THREADS) {
         throw new IllegalArgumentException(
             "threads must be between 1 and " + MAX_THREADS + ", got " + workers);

@@ -11,7 +11,6 @@ import com.mongodb.client.MongoCollection;
 import io.redlock.RedlockException;
 import io.redlock.RedlockNonTransientException;
 import io.redlock.RedlockTransientException;
-import io.redlock.mongo.internal.MongoUri;
 import io.redlock.spi.AcquireResult;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.LockNodes;
@@ -319,14 +318,12 @@ class MongoLockNodeTest {
     }
 
     @Test
-    @DisplayName("durations accept milliseconds, units and ISO-8601")
-    void durations() {
-      assertThat(MongoUri.duration("o", "86400000")).isEqualTo(Duration.ofDays(1));
-      assertThat(MongoUri.duration("o", "90s")).isEqualTo(Duration.ofSeconds(90));
-      assertThat(MongoUri.duration("o", "30m")).isEqualTo(Duration.ofMinutes(30));
-      assertThat(MongoUri.duration("o", "24h")).isEqualTo(Duration.ofHours(24));
-      assertThat(MongoUri.duration("o", "7d")).isEqualTo(Duration.ofDays(7));
-      assertThat(MongoUri.duration("o", "PT2H")).isEqualTo(Duration.ofHours(2));
+    @DisplayName("redlock.* values are read as the SPI reads every backend's options")
+    void optionValues() {
+      assertThatThrownBy(() -> MongoLockNode.fromUri("mongodb://127.0.0.1:1/?redlock.gcAfter=soon"))
+          .hasMessageContaining("redlock.gcAfter must be a duration");
+      assertThatThrownBy(() -> MongoLockNode.fromUri("mongodb://127.0.0.1:1/?redlock.threads=0"))
+          .hasMessageContaining("redlock.threads must be a whole number from 1 to 256");
     }
 
     @Test

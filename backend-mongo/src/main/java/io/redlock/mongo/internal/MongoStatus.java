@@ -18,11 +18,8 @@ public final class MongoStatus {
 
   /** The kind of deployment the node talks to. */
   public enum Topology {
-    /** A single mongod without replication. */
     STANDALONE,
-    /** The primary of a replica set. */
     REPLICA_SET,
-    /** A mongos in front of a sharded cluster. */
     SHARDED;
 
     /** From a {@code hello} (or {@code isMaster}) answer. */
@@ -43,20 +40,10 @@ public final class MongoStatus {
     }
   }
 
-  /**
-   * Whether locks survive a restart, and why.
-   *
-   * @param durable true if acknowledged lock writes survive a crash and restart of the server (or a
-   *     failover)
-   * @param reason the rule that decided it, in words, with what to change if it is false
-   */
+  /** Whether acknowledged locks survive a crash, restart or failover, and the rule that said so. */
   public record Durability(boolean durable, String reason) {}
 
-  /**
-   * The process identity a MongoDB 4.4+ server reports in {@code hello}: {@code
-   * topologyVersion.processId}, an ObjectId made when the process starts, so it is new after every
-   * restart. Null for older servers and for the stand-in.
-   */
+  /** {@code hello.topologyVersion.processId} (4.4+), new after every restart; else null. */
   public static ObjectId processId(Document hello) {
     Object tv = hello.get("topologyVersion");
     if (tv instanceof Document d && d.get("processId") instanceof ObjectId id) {
@@ -66,9 +53,8 @@ public final class MongoStatus {
   }
 
   /**
-   * The uptime to report: {@code serverStatus.uptimeMillis} when available; else the time since the
-   * process id was made (its timestamp counts whole seconds, rounded down, so one second is taken
-   * off to round the uptime down, never up); else null.
+   * {@code serverStatus.uptimeMillis}; else the time since the process id was made, less a second
+   * (its timestamp counts whole seconds: never overstate); else null.
    */
   public static Duration uptime(Document hello, Document serverStatus) {
     if (serverStatus != null && serverStatus.get("uptimeMillis") instanceof Number millis) {
@@ -93,28 +79,10 @@ public final class MongoStatus {
   }
 
   /**
-   * The durability rule. Locks survive a restart only if they are on disk before they are
-   * acknowledged, on enough members that a failover cannot roll them back:
-   *
-   * <ul>
-   *   <li>{@code journal=false} never;
-   *   <li>a mongod must report a persistent storage engine ({@code serverStatus.storageEngine
-   *       .persistent}); without the {@code serverStatus} privilege this cannot be checked, so not
-   *       durable;
-   *   <li>a standalone: {@code journal=true}, or {@code w: majority} on MongoDB 6.1+ (which always
-   *       journals and then waits for the journal for majority writes);
-   *   <li>a replica set: {@code w: majority} (a write on fewer members can be rolled back in a
-   *       failover) that is journaled: {@code journal=true}, or the set's {@code
-   *       writeConcernMajorityJournalDefault} (true unless changed);
-   *   <li>through mongos: {@code {w: majority, journal: true}}; the shards' storage engines are not
-   *       visible there and are taken to be persistent.
-   * </ul>
-   *
-   * @param hello the {@code hello} answer
-   * @param serverStatus the {@code serverStatus} answer, or null if not permitted
-   * @param writeConcern the node's write concern
-   * @param majorityJournalDefault the replica set's {@code writeConcernMajorityJournalDefault}, or
-   *     null if unknown or not needed
+   * Whether locks survive a restart: on disk before they are acknowledged (journaled, persistent
+   * engine), on enough members that a failover cannot roll them back ({@code w: majority} on a
+   * replica set or through mongos). {@code serverStatus} is null if not permitted, {@code
+   * majorityJournalDefault} null if unknown or not needed.
    */
   public static Durability durability(
       Document hello,

@@ -12,8 +12,6 @@ import com.mongodb.event.ConnectionPoolListener;
 import io.redlock.spi.NodeUri;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,18 +20,12 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * A {@code mongodb://} or {@code mongodb+srv://} connection string split into the part the driver
- * sees and this library's own {@code redlock.*} options, which are taken out first: the driver
- * would warn about options it does not know.
- *
- * @param driverUri the connection string without {@code redlock.*} options
- * @param options the {@code redlock.*} options, decoded, keyed by their lower-case name without the
- *     prefix ({@code database}, {@code collection}, {@code gcafter}, {@code threads})
- * @param redacted the connection string as given, with every secret replaced by {@code ***}
+ * sees and this library's {@code redlock.*} options (decoded, keyed by lower-case name without the
+ * prefix), which the driver would warn about.
  */
 public record MongoUri(String driverUri, Map<String, String> options, String redacted) {
 
@@ -48,12 +40,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
       Pattern.compile(
           "(?i)([?&;](?:[a-z0-9_.]*password|[a-z0-9_.]*secret|[a-z0-9_.]*token|authmechanismproperties)=)([^&;#]*)");
 
-  /**
-   * Splits a connection string.
-   *
-   * @throws IllegalArgumentException if it is not a MongoDB connection string, or names an unknown
-   *     {@code redlock.*} option
-   */
+  /** Splits a connection string; an unknown {@code redlock.*} option is an error. */
   public static MongoUri parse(String uri) {
     if (uri == null || uri.isBlank()) {
       throw new IllegalArgumentException(
@@ -90,12 +77,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
       String key = name.substring(PREFIX.length()).toLowerCase(Locale.ROOT);
       if (KNOWN.stream().noneMatch(name::equalsIgnoreCase)) {
         throw new IllegalArgumentException(
-            "unknown option '"
-                + name
-                + "' in "
-                + redacted
-                + "; the options of the MongoDB lock node are "
-                + String.join(", ", KNOWN)
+            NodeUri.unknownOption(name, redacted, KNOWN).getMessage()
                 + " (all others go to the MongoDB driver)");
       }
       if (eq < 0 || eq == pair.length() - 1) {
@@ -122,10 +104,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
     }
   }
 
-  /**
-   * The driver settings of a node's own client: the library's defaults, then the connection string
-   * (whose options win), then primary reads and {@code writeConcern}.
-   */
+  /** The library's defaults, then the connection string's options, primary reads, the concern. */
   private static MongoClientSettings.Builder driverSettings(
       ConnectionString cs, WriteConcern writeConcern) {
     return MongoClientSettings.builder()
@@ -143,10 +122,7 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
         .writeConcern(writeConcern);
   }
 
-  /**
-   * A node's own client: {@link #driverSettings}, a listener that counts the connections it opens
-   * (a cached status is stale once one opens), then the user's {@code customizer}, if any.
-   */
+  /** A node's own client, counting the connections it opens (they make a cached status stale). */
   public static MongoClient createClient(
       ConnectionString cs,
       WriteConcern writeConcern,
@@ -189,48 +165,6 @@ public record MongoUri(String driverUri, Map<String, String> options, String red
           "collection name '" + collection + "' is reserved by MongoDB (system.*); pick another");
     }
     return new MongoNamespace(database, collection);
-  }
-
-  private static final Pattern WITH_UNIT = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
-
-  /** Milliseconds, a number with a unit, or ISO-8601. */
-  public static Duration duration(String option, String value) {
-    String v = value.strip().toLowerCase(Locale.ROOT);
-    try {
-      if (v.matches("\\d+")) {
-        return Duration.ofMillis(Long.parseLong(v));
-      }
-      Matcher m = WITH_UNIT.matcher(v);
-      if (m.matches()) {
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-          case "ms" -> Duration.ofMillis(n);
-          case "s" -> Duration.ofSeconds(n);
-          case "m" -> Duration.ofMinutes(n);
-          case "h" -> Duration.ofHours(n);
-          default -> Duration.ofDays(n);
-        };
-      }
-      return Duration.parse(value.strip().toUpperCase(Locale.ROOT));
-    } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
-      throw new IllegalArgumentException(
-          option
-              + "='"
-              + value
-              + "' is not a duration; write milliseconds (86400000), a number with a unit"
-              + " (90s, 30m, 24h, 7d) or ISO-8601 (PT24H)",
-          e);
-    }
-  }
-
-  /** A whole number, or an error naming the option. */
-  public static int integer(String option, String value) {
-    try {
-      return Integer.parseInt(value.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(
-          option + "='" + value + "' is not a whole number, e.g. " + option + "=8", e);
-    }
   }
 
   /** Any text with MongoDB passwords and secret options replaced by {@code ***}. */

@@ -27,27 +27,17 @@ import org.bson.Document;
 import org.bson.types.ObjectId;
 
 /**
- * Reads the status of the deployment behind a node, and caches it. The incarnation is MongoDB
- * 4.4+'s {@code hello.topologyVersion.processId}, made at start-up (no privilege needed). Servers
- * without it get a lock-data marker, {@code {_id: {redlock: "incarnation"}, id: <random>, since:
- * <server date>}} in the lock collection (an {@code _id} that is not a string is never a key, and
- * without {@code at} the TTL index never removes it): a store that loses its data loses the marker
- * too, and a restart that keeps the data shows as an uptime shorter than the marker's age, after
- * which the marker is replaced.
- *
- * <p>A node with its own client caches the status until that client opens a new connection or the
- * driver's view of the writable servers changes: a restarted server or a new primary is reached
- * only over a new connection or after such a change, both before its first answer is read. The
- * cached uptime is extrapolated from when the answer arrived. A node over a client passed in cannot
- * watch its connections and asks the server every time.
+ * Reads and caches the status of the deployment behind a node. The incarnation is {@code
+ * hello.topologyVersion.processId} (4.4+), else a marker document {@code {_id: {redlock:
+ * "incarnation"}, id, since}} in the lock collection, replaced when the server's uptime is shorter
+ * than its age. A node with its own client caches the status until the client opens a new
+ * connection or the writable servers change (a restarted server is reached only so); over a client
+ * passed in, every status asks the server.
  */
 public final class StatusReader {
   private static final Document MARKER_ID = new Document("redlock", "incarnation");
-
   private static final String MARKER_UUID = "id";
-
   private static final String MARKER_SINCE = "since";
-
   private static final int COMMAND_NOT_FOUND = 59;
   private static final int UNAUTHORIZED = 13;
   private static final long RESTART_SLACK_MS = 2000;
@@ -62,10 +52,7 @@ public final class StatusReader {
 
   private record Cached(NodeStatus status, long receivedAtNanos, long generation, String servers) {}
 
-  /**
-   * @param watch the connections of the node's own client, or null for a client passed in (no cache
-   *     then)
-   */
+  /** {@code watch} counts the connections of the node's own client; null: no cache. */
   public StatusReader(
       String name, MongoClient client, MongoCollection<Document> locks, LongSupplier watch) {
     this.name = name;
@@ -177,10 +164,7 @@ public final class StatusReader {
     return status;
   }
 
-  /**
-   * The server's clock: {@code localTime} of {@code hello} (of {@code isMaster} on servers before
-   * 4.4.2 and the stand-in), asked on every call, never from the cache. Millisecond resolution.
-   */
+  /** The server's clock: {@code hello.localTime} ({@code isMaster} before 4.4.2), never cached. */
   public java.time.Instant serverTime() {
     Document hello = hello(client.getDatabase("admin"));
     if (hello.get("localTime") instanceof java.util.Date localTime) {
