@@ -31,22 +31,12 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
- * One command on one pooled connection, and its reply. The command is written when the call is
- * made, on an idle connection; with none idle, the node's background thread borrows one from the
- * pool (opening it if there is room) and writes it then, unless the reply was abandoned first.
- * {@link #await} reads the reply on the caller's thread with the socket's read timeout set to what
- * is left of the caller's time, and gives the connection back. A reply given up ({@link #abandon}
- * after a timeout) closes its connection: the command written still runs on the server, but its
- * answer is not read.
+ * One command on one pooled connection, and its reply: written at once on an idle connection, else
+ * by the node's background thread once the pool lends one (unless abandoned first). {@link #await}
+ * reads the reply within the caller's time; a reply given up closes its connection.
  */
 final class RedisCall<T> implements Reply<T> {
-  /**
-   * One kind of command.
-   *
-   * @param fallbackScript for an {@code EVALSHA}: the script, sent with {@code EVAL} and the same
-   *     keys and arguments when the server lost its script cache; null for plain commands
-   * @param droppable false for a release, which is sent even when abandoned before it was sent
-   */
+  /** A kind of command: the script to EVAL after NOSCRIPT; droppable unless a release. */
   record Kind<T>(
       String description, String fallbackScript, Function<Object, T> parser, boolean droppable) {}
 

@@ -19,11 +19,7 @@ import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
-/**
- * Translates Jedis and socket failures into the library's exceptions at the backend boundary:
- * transient when a retry may help, non-transient when the configuration must change. Every message
- * names the node (never its password) and says what to do.
- */
+/** Jedis and socket failures as the library's exceptions, naming the node and what to do. */
 final class RedisErrors {
   /**
    * Server errors, one a line: the reply's first word (or {@code ~} and a phrase its lower-case
@@ -90,13 +86,7 @@ final class RedisErrors {
           scrub(String.valueOf(tls.getMessage())));
     }
     if (failure instanceof NoSuchElementException) {
-      return fail(
-          true,
-          failure,
-          "all %d pooled connections stayed busy for %d ms; raise poolSize or connectTimeout, or"
-              + " check that the node is not stalled",
-          settings.poolSize,
-          settings.connectTimeout.toMillis());
+      return fail(true, failure, "%s", poolBusy(settings.connectTimeout));
     }
     for (String[] rule : RULES) {
       if (matches(rule[0], detail, lower)) {
@@ -154,12 +144,11 @@ final class RedisErrors {
 
   /** Why a call that waited {@code waited} for a pooled connection got none. */
   String poolBusy(Duration waited) {
-    return "no connection came free within "
-        + waited.toMillis()
-        + " ms: all "
-        + settings.poolSize
-        + " were busy with calls the node had not answered, or connecting took longer; check"
-        + " that the node is not stalled, or raise poolSize if the load needs more";
+    return String.format(
+        "no connection came free within %d ms: all %d were busy with calls the node had not"
+            + " answered, or connecting took longer; check that the node is not stalled, or raise"
+            + " poolSize or connectTimeout",
+        waited.toMillis(), settings.poolSize);
   }
 
   private RedlockException fail(boolean retry, Throwable cause, String message, Object... args) {

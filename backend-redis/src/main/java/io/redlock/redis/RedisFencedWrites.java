@@ -15,47 +15,29 @@ import redis.clients.jedis.commands.JedisCommands;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
- * The protected resource's side of fencing when the protected data lives in Redis (the
- * application's own Redis, not a lock node): writes that carry a lease's {@link
- * io.redlock.Lease#fencingToken() fencing token} and are applied only if that token is at least the
- * highest one the key has seen. Check, write and record run in one Lua script, atomically on the
- * server, so a holder that paused past its validity cannot overwrite the work of a newer holder.
+ * Fencing on the protected resource's side when its data lives in Redis (the application's own, not
+ * a lock node): writes carrying a lease's {@link io.redlock.Lease#fencingToken() fencing token},
+ * applied only if the token is at least the highest the key has seen (an equal one again, as with
+ * {@link io.redlock.FencingGuard}). Check, write and record run in one Lua script.
  *
  * <pre>{@code
  * RedisFencedWrites fenced = RedisFencedWrites.over(redisClient); // or a RedisClusterClient, a Jedis
  * try (Lease lease = redlock.acquire("invoice-42", ttl, maxWait)) {
  *   fenced.set("invoice:42", json, lease.fencingToken()); // StaleFencingTokenException if stale
- *   // or: if (!fenced.trySet("invoice:42", json, lease.fencingToken())) { stop }
  * }
  * }</pre>
  *
- * <p>The convention matches {@link io.redlock.FencingGuard}: a token equal to the highest seen is
- * accepted again (one lease may write many times), a lower one is refused. The {@code try...}
- * methods return false when refused; the others throw {@link StaleFencingTokenException}, naming
- * the key, the refused token and the highest seen.
- *
- * <p><b>Storage.</b> The data key is written as usual (a string with {@link #set}, a hash with
- * {@link #hset}), so other clients read it unchanged. The highest token seen is a decimal integer
- * in a companion key without expiry, by default {@link #fenceKey(String) fenceKey(key)} ({@code
- * fence:{invoice:42}}, or {@code fence:{42}:user:{42}:profile} for a key with a hash tag): in the
- * data key's Redis Cluster slot, and never shared by two data keys. It outlives the data key's
- * expiry on purpose (else a stale holder could write again once both were gone); delete it only
- * once no lease on the key can still write. Value and fence are written by one script, so replicas
- * and the AOF receive them together.
- *
- * <p>Thread-safe if the client is ({@code RedisClient}, {@code RedisClusterClient}, any pooled
- * {@code UnifiedJedis}; a plain {@link Jedis} is one connection for one thread at a time). Nothing
- * is logged, and messages never contain values.
+ * <p>The data key is written as usual (a string, or a hash with {@link #hset}). The highest token
+ * seen is kept, without expiry, in a companion key in the data key's cluster slot ({@link
+ * #fenceKey(String)}); delete it only once no lease on the key can still write. Thread-safe if the
+ * client is; messages never contain values.
  */
 public final class RedisFencedWrites {
 
   /**
-   * Shared by both scripts: KEYS[1] the data key, KEYS[2] its fence key, ARGV[1] the token in
-   * decimal. Returns the highest token seen if it is greater than ARGV[1] (refused, nothing
-   * written); otherwise the data write that follows runs, then the fence is set to ARGV[1], and
-   * ARGV[1] is returned. Data first: if it fails (WRONGTYPE), the script stops with nothing
-   * written. Tokens are compared as decimal strings in two exact halves, because Lua numbers are
-   * doubles, exact only up to 2^53, and tokens may use all 63 bits.
+   * KEYS[1] the data key, KEYS[2] its fence key, ARGV[1] the token: returns the higher token seen
+   * (nothing written), else the data write follows, then the fence. Tokens are compared as decimal
+   * strings in two halves: Lua numbers are doubles, exact only up to 2^53.
    */
   private static final String PROLOGUE =
       """
@@ -116,30 +98,18 @@ public final class RedisFencedWrites {
   }
 
   /**
-   * Fenced writes through {@code redis}: a {@code RedisClient}, {@code RedisClusterClient}, {@code
-   * RedisSentinelClient} or any other {@link UnifiedJedis}. The caller keeps owning (and closes)
-   * the client.
+   * Fenced writes through {@code redis}, which the caller keeps owning: any {@link UnifiedJedis}
+   * ({@code RedisClient}, {@code RedisClusterClient}...) or one {@link Jedis} (one thread at a
+   * time).
    */
-  public static RedisFencedWrites over(UnifiedJedis redis) {
+  public static RedisFencedWrites over(JedisCommands redis) {
     return new RedisFencedWrites(
         Objects.requireNonNull(redis, "redis must not be null"), RedisFencedWrites::fenceKey);
   }
 
   /**
-   * Fenced writes through one {@link Jedis} connection (not thread-safe: one thread at a time, as
-   * for the connection itself). The caller keeps owning (and closes) the connection.
-   */
-  public static RedisFencedWrites over(Jedis redis) {
-    return new RedisFencedWrites(
-        Objects.requireNonNull(redis, "redis must not be null"), RedisFencedWrites::fenceKey);
-  }
-
-  /**
-   * The same writes with companion keys named by {@code naming} (data key in, fence key out)
-   * instead of {@link #fenceKey(String)}, e.g. {@code k -> k + ":fence"} for keys that all carry a
-   * hash tag. On Redis Cluster the name must hash to the data key's slot, else the server refuses
-   * the script with {@code CROSSSLOT}; it must differ from every data key and from every other data
-   * key's companion.
+   * The same writes with fence keys named by {@code naming} (data key in, fence key out); on Redis
+   * Cluster it must hash to the data key's slot, and differ from every other key.
    */
   public RedisFencedWrites withFenceKeys(UnaryOperator<String> naming) {
     Objects.requireNonNull(naming, "naming must not be null");
@@ -147,14 +117,9 @@ public final class RedisFencedWrites {
   }
 
   /**
-   * The default companion key that keeps the highest token seen for {@code key}, in {@code key}'s
-   * Redis Cluster slot: {@code fence:{key}} if {@code key} has no hash tag, {@code fence:{tag}:key}
-   * if it has one ({@code tag} being what Redis hashes: the text between the first <code>'&#123;'
-   * </code> and the first <code>'&#125;'</code> after it, when not empty).
-   *
-   * @throws IllegalArgumentException if {@code key} is empty, starts with <code>fence:&#123;</code>
-   *     (it looks like a companion itself), or contains a <code>'&#125;'</code> but no hash tag: no
-   *     other key hashes to its slot for sure, so name the companion with {@link #withFenceKeys}
+   * The default fence key of {@code key}, in its cluster slot: <code>fence:&#123;key&#125;</code>,
+   * or <code>fence:&#123;tag&#125;:key</code> for a key with a hash tag. A key with a <code>
+   * '&#125;'</code> but no hash tag needs {@link #withFenceKeys}.
    */
   public static String fenceKey(String key) {
     requireKey(key);
@@ -185,13 +150,7 @@ public final class RedisFencedWrites {
     return FENCE_PREFIX + key + "}";
   }
 
-  /**
-   * Sets the string {@code key} to {@code value} (without expiry) if {@code token} is at least the
-   * highest token seen for {@code key}, and records {@code token} as the highest.
-   *
-   * @return true if written; false if a higher token was seen before (nothing written)
-   * @throws IllegalArgumentException for an empty key, a null value or a token that is not positive
-   */
+  /** Sets {@code key} to {@code value}; false if a higher token was seen (nothing written). */
   public boolean trySet(String key, String value, long token) {
     return set(key, value, token, null, false);
   }
@@ -201,11 +160,7 @@ public final class RedisFencedWrites {
     return set(key, value, token, requireExpiry(expiry), false);
   }
 
-  /**
-   * As {@link #trySet(String, String, long)}, but a refusal throws.
-   *
-   * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
-   */
+  /** As {@link #trySet(String, String, long)}; a refusal is a StaleFencingTokenException. */
   public void set(String key, String value, long token) {
     set(key, value, token, null, true);
   }
@@ -215,33 +170,17 @@ public final class RedisFencedWrites {
     set(key, value, token, requireExpiry(expiry), true);
   }
 
-  /**
-   * Sets {@code fields} of the hash {@code key} ({@code HSET}; other fields stay) if {@code token}
-   * is at least the highest token seen for {@code key}, and records {@code token} as the highest.
-   *
-   * @return true if written; false if a higher token was seen before (nothing written)
-   * @throws IllegalArgumentException for an empty key, no fields, a null field or value, or a token
-   *     that is not positive
-   */
+  /** {@code HSET}s {@code fields}; false if a higher token was seen (nothing written). */
   public boolean tryHset(String key, Map<String, String> fields, long token) {
     return hset(key, fields, token, false);
   }
 
-  /**
-   * As {@link #tryHset}, but a refusal throws.
-   *
-   * @throws StaleFencingTokenException if a higher token was seen before; nothing was written
-   */
+  /** As {@link #tryHset}; a refusal is a StaleFencingTokenException. */
   public void hset(String key, Map<String, String> fields, long token) {
     hset(key, fields, token, true);
   }
 
-  /**
-   * The highest token accepted for {@code key} so far (read from its fence key), or empty if none
-   * was.
-   *
-   * @throws IllegalStateException if the fence key holds something else than a token
-   */
+  /** The highest token accepted for {@code key} so far, or empty if none was. */
   public OptionalLong highestAccepted(String key) {
     String fenceKey = fenceKeyOf(key);
     String stored = redis.get(fenceKey);

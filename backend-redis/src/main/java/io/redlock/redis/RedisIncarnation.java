@@ -16,22 +16,12 @@ import redis.clients.jedis.Protocol;
 import redis.clients.jedis.exceptions.JedisDataException;
 
 /**
- * The incarnation of the Redis server behind one node, kept current cheaply so that {@link
- * RedisLockNode#status()} can answer from memory and still never describe a server from before a
- * restart once the restarted one has answered.
- *
- * <p>A restart breaks every connection, so a reply comes from the incarnation that was running when
- * its connection was opened. Once somebody asked for the status ({@link #watch()}), every new
- * connection reads {@code INFO} and {@code CONFIG GET appendfsync} before it carries any command,
- * and records what it saw here; connections opened before were opened before the first observation.
- * A replaced incarnation never comes back: a late observation of it (on a connection opened just
- * before the restart) is ignored. A proxy that keeps client connections open across server restarts
- * would hide restarts.
- *
- * <p>The uptime is extrapolated with this JVM's monotonic clock and never overstates: Redis's
- * {@code uptime_in_seconds} may be up to a second more than the truth, so a second is taken off.
- * Durable means {@code aof_enabled:1} with {@code appendfsync always}; if {@code CONFIG GET} is not
- * permitted, not durable. Thread-safe.
+ * The incarnation of the Redis server behind one node, so that {@link RedisLockNode#status()} can
+ * answer from memory yet never describe a server from before a restart. A restart breaks every
+ * connection, so once somebody asked for the status ({@link #watch()}) every new connection reads
+ * {@code INFO} and {@code CONFIG GET appendfsync} before it carries a command; a replaced
+ * incarnation seen late is ignored. The uptime, extrapolated on the monotonic clock, loses a second
+ * so as never to overstate. Durable means AOF with {@code appendfsync always}. Thread-safe.
  */
 final class RedisIncarnation {
   private static final CommandArguments INFO = new CommandArguments(Protocol.Command.INFO);
@@ -74,10 +64,7 @@ final class RedisIncarnation {
     return latest;
   }
 
-  /**
-   * Asks the server on a pooled connection: nothing was seen yet, or the last look failed (NOPERM,
-   * BUSY...), and a busy pool may not open a new connection for a long time.
-   */
+  /** Asks the server on a pooled connection: nothing seen yet, or the last look failed. */
   Reply<NodeStatus> ask() {
     return Replies.supplyAsync(
         () -> {
@@ -104,11 +91,7 @@ final class RedisIncarnation {
         node.name());
   }
 
-  /**
-   * The hook of every new connection: records its server's incarnation if somebody watches. A
-   * connection failure propagates (the connection is unusable); a refused {@code INFO} is recorded
-   * as the node's status problem, and the connection stays usable for locks.
-   */
+  /** Every new connection's hook; a refused INFO is recorded, the connection stays usable. */
   void connected(Connection connection) {
     if (watching) {
       observe(connection);

@@ -15,26 +15,14 @@ import java.util.Objects;
  * error names the problem and the accepted values; none shows the password.
  */
 final class RedisUri {
-  /** The URI query options understood, as the error messages list them. */
   private static final List<String> KNOWN_OPTIONS =
       List.of(
-          "connectTimeout",
-          "database",
-          "keyPrefix",
-          "password",
-          "poolSize",
-          "socketTimeout",
-          "user",
-          "verifyHostname");
+          "connectTimeout database keyPrefix password poolSize socketTimeout user verifyHostname"
+              .split(" "));
 
   private RedisUri() {}
 
-  /**
-   * Applies a {@code redis://[user[:password]@]host[:port][/database][?option=value&...]} URI
-   * ({@code rediss://} for TLS). Options: see {@link RedisLockNode}.
-   *
-   * @throws IllegalArgumentException for a malformed URI or option, naming it
-   */
+  /** Applies a {@code redis://} or {@code rediss://} URI; a bad part is an error naming it. */
   static void apply(String text, RedisLockNode.Builder b) {
     Objects.requireNonNull(text, "node URI must not be null");
     String shown = shown(text.strip());
@@ -84,8 +72,6 @@ final class RedisUri {
     String userInfo = uri.getRawUserInfo();
     if (userInfo != null && !userInfo.isEmpty()) {
       int colon = userInfo.indexOf(':');
-      String u = decode(colon < 0 ? userInfo : userInfo.substring(0, colon), shown);
-      String p = colon < 0 ? null : decode(userInfo.substring(colon + 1), shown);
       if (colon < 0) {
         // ambiguous (a user or a password?): refuse rather than guess
         throw new IllegalArgumentException(
@@ -94,8 +80,8 @@ final class RedisUri {
                 + "' has credentials without a colon; write redis://:password@host for a password"
                 + " or redis://user:password@host for an ACL user");
       }
-      b.user(u.isEmpty() ? null : u);
-      b.password(p == null || p.isEmpty() ? null : p);
+      b.user(decode(userInfo.substring(0, colon), shown));
+      b.password(decode(userInfo.substring(colon + 1), shown));
     }
     String path = uri.getRawPath();
     if (path != null && !path.isEmpty() && !path.equals("/")) {

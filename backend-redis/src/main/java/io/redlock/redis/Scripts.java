@@ -7,12 +7,7 @@ import java.util.HexFormat;
 
 /** The Lua scripts of the canonical Redlock algorithm, and their SHA-1 digests for EVALSHA. */
 final class Scripts {
-  /**
-   * Compare-and-delete as the algorithm's description gives it, and when the key was deleted, a
-   * {@code PUBLISH} of the key on the release channel ARGV[2] (for waiters that subscribe; with no
-   * subscriber it costs next to nothing). {@code pcall}: a user whose ACL forbids the channel still
-   * releases, only without the notification.
-   */
+  /** Compare-and-delete, then a PUBLISH of the key on ARGV[2] (pcall: an ACL may forbid it). */
   static final String RELEASE =
       "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n"
           + "  redis.call(\"del\",KEYS[1])\n"
@@ -26,14 +21,8 @@ final class Scripts {
           + " redis.call(\"pexpire\",KEYS[1],ARGV[2]) else return 0 end";
 
   /**
-   * Fenced acquire: {@code SET KEYS[1] ARGV[1] NX PX ARGV[2]}, exactly as the plain acquire, and if
-   * it set the key, in the same atomic step, the counter in KEYS[2] (no expiry) becomes {@code
-   * max(counter + 1, server time in µs)} and is returned as a string (nil if not acquired).
-   *
-   * <p>The time floor is what keeps the counter from going backwards when Redis loses it (a restart
-   * without persistence, eviction): a counter starts again above every value handed out before, as
-   * long as the server's clock did not go back and no value was raised past it. Numbers stay
-   * strings (compared by length, then text) because Lua numbers are doubles.
+   * The plain acquire, then the counter in KEYS[2] becomes {@code max(counter + 1, server time in
+   * µs)}: a lost counter starts again above the old values. Numbers stay strings (Lua has doubles).
    */
   static final String ACQUIRE_FENCED =
       "if redis.replicate_commands then redis.replicate_commands() end\n"
@@ -48,11 +37,7 @@ final class Scripts {
           + "end\n"
           + "return c";
 
-  /**
-   * Fence write-back: if KEYS[1] holds ARGV[1] (an expired key reads as absent), raises the counter
-   * in KEYS[2] to at least ARGV[2] and answers 1; else answers 0. Neither the lock key nor its
-   * expiry changes.
-   */
+  /** If KEYS[1] holds ARGV[1], raises the counter KEYS[2] to at least ARGV[2]: 1, else 0. */
   static final String RAISE_FENCE =
       "if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end\n"
           + "local c = redis.call('get', KEYS[2])\n"
