@@ -135,11 +135,6 @@ public final class MongoLockNode implements LockNode {
     return builder().uri(connectionString).build();
   }
 
-  /** A node for a parsed URI (as the {@link io.redlock.spi.LockNodeProvider} receives it). */
-  public static MongoLockNode fromUri(NodeUri uri) {
-    return fromUri(Objects.requireNonNull(uri, "uri").raw());
-  }
-
   /** A builder; start from {@link Builder#uri} or {@link Builder#client}. */
   public static Builder builder() {
     return new Builder();

@@ -6,7 +6,6 @@ import io.redlock.spi.KeyHolder;
 import io.redlock.spi.LockNode;
 import io.redlock.spi.NodeCapabilities;
 import io.redlock.spi.NodeStatus;
-import io.redlock.spi.NodeUri;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
@@ -36,35 +35,15 @@ import redis.clients.jedis.Protocol;
  * One Redis server as a Redlock node, over Jedis and its connection pool.
  *
  * <pre>{@code
- * LockNode a = RedisLockNode.fromUri("redis://10.0.0.5:6379");
- * LockNode b = RedisLockNode.fromUri("rediss://app:s3cret@10.0.0.6:6380/2?keyPrefix=locks:&poolSize=16");
- * LockNode c = RedisLockNode.builder().host("10.0.0.7").password(secret).build();
+ * LockNode a = RedisLockNode.fromUri("rediss://app:s3cret@10.0.0.6:6380/2?keyPrefix=locks:");
+ * LockNode b = RedisLockNode.builder().host("10.0.0.7").password(secret).build();
  * }</pre>
  *
- * <p>{@code redis://[user:password@]host[:port][/database][?option=value&...]}, or {@code
- * rediss://} for TLS (port 6379 and database 0 by default). Options, each also a {@link Builder}
- * method: {@code user}, {@code password}, {@code database}, {@code connectTimeout} (1 s: connecting
- * and waiting for a pooled connection), {@code socketTimeout} (2 s: connection set-up), {@code
- * poolSize} (8), {@code keyPrefix} (none) and {@code verifyHostname} (true); an unknown one is an
- * error. Durations are milliseconds ({@code 500}) or carry a unit ({@code 500ms}, {@code 2s},
- * {@code PT2S}). Percent-encode special characters in the password.
- *
- * <p>Acquire is {@code SET key token NX PX ttl}; release and extend are the algorithm's Lua
- * compare-and-delete and compare-and-extend, sent with EVALSHA (EVAL after NOSCRIPT). A call writes
- * its command on an idle pooled connection and returns; the answer is read when the reply is
- * awaited, so one thread can ask many nodes at once. With no idle connection, the call is sent from
- * a background thread once the pool lends one. A reply given up ({@link Reply#abandon}) closes its
- * connection; a call not sent yet is dropped, except a release. Failures name the node and the fix,
- * never the password.
- *
- * <p>Fencing counters live in {@link #fenceKey(String)}, without expiry; a fenced acquire sets the
- * counter to {@code max(counter + 1, server time in µs)}. The status is the server's {@code
- * run_id}, uptime, and durable = AOF with {@code appendfsync always}; after the first {@link
- * #status()}, every new connection reads {@code INFO} before it is used (a restart breaks every
- * connection). The release script publishes the stored key on {@link #releaseChannel()}; the first
- * {@link #onRelease} subscribes one more connection, opened again after a pause when it breaks.
- *
- * <p>Thread-safe. See {@code docs/backends.md} for the details.
+ * <p>{@code redis://[user:password@]host[:port][/database][?option=value&...]} ({@code rediss://}
+ * for TLS); the options are the {@link Builder}'s methods. A call writes its command on an idle
+ * pooled connection and the reply is read when awaited, so one thread can ask many nodes at once.
+ * Commands, fencing counters, status and release notifications: see {@code docs/backends.md}.
+ * Thread-safe.
  */
 public final class RedisLockNode implements LockNode {
   private static final AtomicInteger THREADS = new AtomicInteger();
@@ -173,18 +152,9 @@ public final class RedisLockNode implements LockNode {
         new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
   }
 
-  /**
-   * A node for a {@code redis://} or {@code rediss://} URI.
-   *
-   * @throws IllegalArgumentException for a malformed URI or an unknown or invalid option
-   */
+  /** A node for a {@code redis://} or {@code rediss://} URI; a bad one is an error naming it. */
   public static RedisLockNode fromUri(String uri) {
     return builder().uri(uri).build();
-  }
-
-  /** A node for a parsed URI (as the {@link io.redlock.spi.LockNodeProvider} receives it). */
-  public static RedisLockNode fromUri(NodeUri uri) {
-    return fromUri(Objects.requireNonNull(uri, "uri").raw());
   }
 
   /** A builder; start from {@link Builder#uri} or set each part. */
@@ -246,10 +216,7 @@ public final class RedisLockNode implements LockNode {
         script(Scripts.RAISE_FENCE_SHA, 2, storedKey(key), fenceKey(key), token, value));
   }
 
-  /**
-   * The status, from what new connections recorded (see {@link RedisIncarnation}); the first call
-   * asks the server, and from then on every new connection reads the incarnation first.
-   */
+  /** From what new connections recorded (see {@link RedisIncarnation}), else asked. */
   @Override
   public Reply<NodeStatus> status() {
     checkOpen();
@@ -258,10 +225,7 @@ public final class RedisLockNode implements LockNode {
     return seen != null && seen.problem() == null ? Reply.of(seen.toStatus()) : incarnation.ask();
   }
 
-  /**
-   * The server's clock, from {@code TIME} (microsecond resolution), asked afresh on every call on a
-   * pooled connection; for diagnostics such as {@code redlock doctor}'s clock offset.
-   */
+  /** The server's clock, from {@code TIME}. */
   @Override
   public Reply<Instant> serverTime() {
     checkOpen();
@@ -281,11 +245,7 @@ public final class RedisLockNode implements LockNode {
                 storedKey(key)));
   }
 
-  /**
-   * The key that holds the fencing counter of {@code key} on the server: the key prefix, {@code
-   * "{fence}:"}, then {@code key}. (A lock key that itself starts with {@code "{fence}:"} would
-   * share it: do not name resources so.)
-   */
+  /** The key holding {@code key}'s fencing counter: the key prefix, "{fence}:", then key. */
   public String fenceKey(String key) {
     return keyPrefix + FENCE_NAMESPACE + key;
   }
@@ -295,10 +255,7 @@ public final class RedisLockNode implements LockNode {
     return keyPrefix.isEmpty() ? key : keyPrefix + key;
   }
 
-  /**
-   * The Pub/Sub channel on which releases are published: the key prefix followed by {@code
-   * "redlock:released"}; each message is the released key as stored (with the prefix).
-   */
+  /** The channel where releases publish the stored key: the key prefix + "redlock:released". */
   public String releaseChannel() {
     return keyPrefix + "redlock:released";
   }
@@ -309,10 +266,7 @@ public final class RedisLockNode implements LockNode {
     return notifications.register(storedKey(key), listener);
   }
 
-  /**
-   * True while the release subscriber (started by the first {@link #onRelease}) is subscribed. For
-   * tests and monitoring.
-   */
+  /** True while the release subscriber (started by the first onRelease) is subscribed. */
   public boolean releaseSubscriberReady() {
     return notifications.subscribed();
   }
@@ -438,11 +392,7 @@ public final class RedisLockNode implements LockNode {
 
     private Builder() {}
 
-    /**
-     * Takes everything the URI gives (see the class documentation); later calls override it.
-     *
-     * @throws IllegalArgumentException for a malformed URI or an unknown or invalid option
-     */
+    /** Takes everything the URI gives; later calls override it. */
     public Builder uri(String uri) {
       RedisUri.apply(uri, this);
       return this;
@@ -542,12 +492,7 @@ public final class RedisLockNode implements LockNode {
       return this;
     }
 
-    /**
-     * Builds the node. Nothing is connected yet: a node that is down now can still be created and
-     * each call then fails with a transient exception until it is up.
-     *
-     * @throws IllegalArgumentException if the settings do not fit together
-     */
+    /** Builds the node without connecting: a node down now fails each call until it is up. */
     public RedisLockNode build() {
       if (sslSocketFactory != null && !tls) {
         throw new IllegalArgumentException(

@@ -21,6 +21,6 @@ public final class MongoLockNodeProvider implements LockNodeProvider {
 
   @Override
   public LockNode open(NodeUri uri) {
-    return MongoLockNode.fromUri(uri);
+    return MongoLockNode.fromUri(uri.raw());
   }
 }

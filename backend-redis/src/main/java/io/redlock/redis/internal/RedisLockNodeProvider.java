@@ -21,6 +21,6 @@ public final class RedisLockNodeProvider implements LockNodeProvider {
 
   @Override
   public LockNode open(NodeUri uri) {
-    return RedisLockNode.fromUri(uri);
+    return RedisLockNode.fromUri(uri.raw());
   }
 }
