@@ -2,11 +2,16 @@ package io.redlock.spi.support;
 
 import io.redlock.RedlockTransientException;
 import io.redlock.spi.Reply;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -67,5 +72,29 @@ public final class Replies {
             }
             : null;
     return new FutureReply<>(future, node, drop);
+  }
+
+  /**
+   * A pool of at most {@code threads} daemon threads named {@code name} and a number, for a
+   * backend's blocking calls: at most {@code queue} calls wait (more are refused); an idle thread
+   * ends after {@code keepAlive}.
+   */
+  public static ThreadPoolExecutor workers(
+      String name, int threads, int queue, Duration keepAlive) {
+    AtomicInteger ids = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            keepAlive.toMillis(),
+            TimeUnit.MILLISECONDS,
+            new ArrayBlockingQueue<>(queue),
+            r -> {
+              Thread t = new Thread(r, name + ids.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 }
