@@ -102,8 +102,7 @@ final class BuildChecks {
             }
           }
         },
-        quorum.ticker.read() + BOUND_NANOS,
-        false);
+        quorum.ticker.read() + BOUND_NANOS);
     return statuses;
   }
 

@@ -15,7 +15,6 @@ import org.slf4j.LoggerFactory;
  * <p>What it does for every policy, once:
  *
  * <ul>
- *   <li>starts and awaits the nodes in the measured {@link FanOutOrder} (slowest first);
  *   <li>abandons a reply that timed out or whose wait was interrupted, so that the backend drops
  *       the call if it has not sent it yet, and hands its late outcome to {@link Policy#ended};
  *   <li>records every start, answer and failure in {@link NodeStates}: calls in flight, last
@@ -62,22 +61,15 @@ final class FanOut {
   }
 
   private final String[] names;
-  private final FanOutOrder order;
   private final NodeStates states;
   private final Ticker ticker;
   private final Listening listening;
-  private final int[] givenOrder;
 
-  FanOut(String[] names, FanOutOrder order, NodeStates states, Ticker ticker, Listening listening) {
+  FanOut(String[] names, NodeStates states, Ticker ticker, Listening listening) {
     this.names = names;
-    this.order = order;
     this.states = states;
     this.ticker = ticker;
     this.listening = listening;
-    this.givenOrder = new int[names.length];
-    for (int i = 0; i < givenOrder.length; i++) {
-      givenOrder[i] = i;
-    }
   }
 
   int size() {
@@ -85,19 +77,11 @@ final class FanOut {
   }
 
   /**
-   * Starts {@code policy}'s call on every node in the measured order, then awaits the replies until
-   * {@code deadline} (a ticker reading).
+   * Starts {@code policy}'s call on every node, then awaits the replies until {@code deadline} (a
+   * ticker reading).
    */
   <T> void run(String operation, Policy<T> policy, long deadline) {
-    run(operation, policy, deadline, true);
-  }
-
-  /**
-   * Like {@link #run(String, Policy, long)}; {@code measured} false keeps the order the nodes were
-   * given and takes no samples (for a second round over a few nodes).
-   */
-  <T> void run(String operation, Policy<T> policy, long deadline, boolean measured) {
-    run(operation, policy, deadline, measured, false);
+    run(operation, policy, deadline, false);
   }
 
   /**
@@ -127,7 +111,6 @@ final class FanOut {
           }
         },
         deadline,
-        false,
         true);
     if (failure[0] != null) {
       throw failure[0];
@@ -137,27 +120,20 @@ final class FanOut {
     return out;
   }
 
-  private <T> void run(
-      String operation, Policy<T> policy, long deadline, boolean measured, boolean probing) {
-    int n = names.length;
-    int[] nodes = measured ? order.current() : givenOrder;
-    boolean sampled = measured && order.sampleNext();
+  private <T> void run(String operation, Policy<T> policy, long deadline, boolean probing) {
     long began = listening.on ? ticker.read() : 0;
     @SuppressWarnings({"unchecked", "rawtypes"}) // generic array creation
-    Reply<T>[] replies = new Reply[n];
-    start(operation, policy, nodes, replies);
-    for (int i : nodes) {
+    Reply<T>[] replies = new Reply[names.length];
+    start(operation, policy, replies);
+    for (int i = 0; i < replies.length; i++) {
       if (replies[i] != null) {
-        await(operation, policy, i, replies[i], deadline, sampled, began, probing);
+        await(operation, policy, i, replies[i], deadline, began, probing);
       }
-    }
-    if (sampled) {
-      order.measured();
     }
   }
 
-  private <T> void start(String operation, Policy<T> policy, int[] nodes, Reply<T>[] replies) {
-    for (int i : nodes) {
+  private <T> void start(String operation, Policy<T> policy, Reply<T>[] replies) {
+    for (int i = 0; i < replies.length; i++) {
       try {
         replies[i] = policy.start(i);
       } catch (IllegalArgumentException e) {
@@ -187,19 +163,12 @@ final class FanOut {
       int i,
       Reply<T> reply,
       long deadline,
-      boolean sampled,
       long began,
       boolean probing) {
-    long since = sampled ? ticker.read() : 0;
     T answer;
     try {
       answer = reply.await(probing || states.waitFor(i) ? remaining(deadline) : Duration.ZERO);
     } catch (RuntimeException e) {
-      if (e instanceof NodeTimeoutException) {
-        order.timedOut(i);
-      } else if (sampled && !Thread.currentThread().isInterrupted()) {
-        order.waited(i, ticker.read() - since);
-      }
       if (stillPending(e)) {
         abandon(operation, policy, i, reply);
       } else {
@@ -210,9 +179,6 @@ final class FanOut {
       }
       fail(operation, policy, i, e);
       return;
-    }
-    if (sampled) {
-      order.waited(i, ticker.read() - since);
     }
     states.ended(i);
     states.answered(i);

@@ -12,8 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The nodes of one Redlock and what every call on them shares: their names, the majority, the
- * {@link FanOut} with its order and {@link NodeStates}, and the background thread. Release lives
- * here because acquisition (after a failed attempt) and the lease both need it.
+ * {@link FanOut} with its {@link NodeStates}, and the background thread. Release lives here because
+ * acquisition (after a failed attempt) and the lease both need it.
  */
 final class Quorum {
   private static final Logger LOG = LoggerFactory.getLogger(Quorum.class);
@@ -23,7 +23,6 @@ final class Quorum {
   final List<String> nameList;
   final int quorum;
   final Ticker ticker;
-  final FanOutOrder order;
   final NodeStates states;
   final FanOut fanOut;
   final Background background = new Background();
@@ -37,9 +36,8 @@ final class Quorum {
     this.nameList = List.of(names);
     this.quorum = nodes.length / 2 + 1;
     this.ticker = ticker;
-    this.order = new FanOutOrder(names);
     this.states = new NodeStates(names, ticker);
-    this.fanOut = new FanOut(names, order, states, ticker, listening);
+    this.fanOut = new FanOut(names, states, ticker, listening);
   }
 
   int size() {
@@ -132,7 +130,7 @@ final class Quorum {
                 boolean[] only = new boolean[nodes.length];
                 only[node] = true;
                 Release release = new Release(resource, token, only, null);
-                fanOut.run("late release", release, ticker.read() + nodeTimeoutNanos, false);
+                fanOut.run("late release", release, ticker.read() + nodeTimeoutNanos);
                 LOG.debug("{}: late grant of '{}' released", names[node], resource);
               } finally {
                 done.run();

@@ -243,8 +243,7 @@ final class Safety {
             tally.yes++;
           }
         },
-        deadline,
-        false);
+        deadline);
     return counts;
   }
 
@@ -275,8 +274,7 @@ final class Safety {
             tally.fail(quorum.names[node], failure);
           }
         },
-        deadline,
-        false);
+        deadline);
     return confirmed[0];
   }
 
@@ -384,7 +382,6 @@ final class Safety {
             tally.no++;
           }
         },
-        deadline,
-        false);
+        deadline);
   }
 }
