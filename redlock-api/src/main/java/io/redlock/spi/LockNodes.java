@@ -139,6 +139,9 @@ public final class LockNodes {
   }
 
   private void problem(String message, Throwable cause) {
+    if (problems.contains(message)) {
+      return; // the same provider seen from a loader and its parent
+    }
     problems.add(message);
     LOG.log(Level.WARNING, "redlock: " + message + " (ignoring it; other backends still work)");
     if (cause != null) {
