@@ -9,13 +9,12 @@ import io.redlock.spi.NodeStatus;
 import io.redlock.spi.ReleaseSubscription;
 import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
+import io.redlock.spi.support.Replies;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLParameters;
@@ -135,19 +134,11 @@ public final class RedisLockNode implements LockNode {
     poolConfig.setJmxEnabled(false); // Jedis's defaults close connections idle for a minute
     this.pool = new ConnectionPool(connections, poolConfig);
     this.background =
-        new ThreadPoolExecutor(
+        Replies.workers(
+            "redlock-redis-" + THREADS.incrementAndGet() + " " + name + " #",
             b.poolSize,
-            b.poolSize,
-            10,
-            TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(16 * b.poolSize),
-            runnable -> {
-              Thread t =
-                  new Thread(runnable, "redlock-redis-" + THREADS.incrementAndGet() + " " + name);
-              t.setDaemon(true);
-              return t;
-            });
-    background.allowCoreThreadTimeOut(true);
+            16 * b.poolSize,
+            Duration.ofSeconds(10));
     this.notifications =
         new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
   }
