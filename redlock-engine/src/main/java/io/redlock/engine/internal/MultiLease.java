@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 
@@ -23,13 +24,12 @@ final class MultiLease implements Lease {
   private final Scheduler scheduler;
 
   /** Set when any part is lost: the lease is lost as a whole, so no part is renewed any more. */
-  private final java.util.concurrent.atomic.AtomicBoolean partLost =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean partLost = new AtomicBoolean();
 
   MultiLease(List<Lease> parts, Scheduler scheduler) {
     this.parts = List.copyOf(parts);
     this.scheduler = scheduler;
-    java.util.concurrent.atomic.AtomicBoolean flag = partLost; // not `this`: renewals hold it
+    AtomicBoolean flag = partLost; // not `this`: renewals hold it
     this.parts.forEach(p -> p.whenLost().thenRun(() -> flag.set(true)));
   }
 
@@ -95,7 +95,7 @@ final class MultiLease implements Lease {
 
   @Override
   public Lease keepAlive(KeepAlive options) {
-    java.util.concurrent.atomic.AtomicBoolean flag = partLost;
+    AtomicBoolean flag = partLost;
     parts.forEach(
         p ->
             ((QuorumLease) p)

@@ -12,8 +12,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The nodes of one Redlock and what every call on them shares: their names, the majority, the
- * {@link FanOut} with its {@link NodeStates}, and the background thread. Release lives here because
- * acquisition (after a failed attempt) and the lease both need it.
+ * {@link FanOut} with its {@link NodeStates}, and the Redlock's {@link Scheduler}. Release lives
+ * here because acquisition (after a failed attempt) and the lease both need it.
  */
 final class Quorum {
   private static final Logger LOG = LoggerFactory.getLogger(Quorum.class);
@@ -25,11 +25,13 @@ final class Quorum {
   final Ticker ticker;
   final NodeStates states;
   final FanOut fanOut;
-  final Background background = new Background();
+  final Scheduler scheduler;
 
   final Listening listening;
 
-  Quorum(LockNode[] nodes, String[] names, Ticker ticker, Listening listening) {
+  Quorum(
+      LockNode[] nodes, String[] names, Ticker ticker, Listening listening, Scheduler scheduler) {
+    this.scheduler = scheduler;
     this.listening = listening;
     this.nodes = nodes;
     this.names = names;
@@ -117,13 +119,13 @@ final class Quorum {
   }
 
   /**
-   * Releases {@code resource} on one node, on the background thread: for a grant that arrived after
-   * its acquisition had given up on it. Sent only once the node has answered the acquire, so the
-   * acquire cannot overtake it.
+   * Releases {@code resource} on one node, as a {@link Scheduler#chore}: for a grant that arrived
+   * after its acquisition had given up on it. Sent only once the node has answered the acquire, so
+   * the acquire cannot overtake it.
    */
   void releaseLate(int node, String resource, String token, long nodeTimeoutNanos, Runnable done) {
     boolean queued =
-        background.run(
+        scheduler.chore(
             "releasing a late grant of '" + resource + "' on " + names[node],
             () -> {
               try {

@@ -49,7 +49,6 @@ final class QuorumRedlock implements Redlock {
   /** 160 bits, the size the Redis distributed-lock page assumes ("20 bytes from /dev/urandom"). */
   static final int TOKEN_BYTES = 20;
 
-  /** One generator for every token: seeding a SecureRandom per call would be slow. */
   private static final SecureRandom TOKENS = new SecureRandom();
 
   private static final Base64.Encoder TOKEN_ENCODER = Base64.getUrlEncoder().withoutPadding();
@@ -63,10 +62,7 @@ final class QuorumRedlock implements Redlock {
   private static final RandomGenerator THREAD_LOCAL_RANDOM =
       () -> ThreadLocalRandom.current().nextLong();
 
-  /** The nodes, their names and majority, the fan-out and the nodes' health. */
   final Quorum quorum;
-
-  /** The listener, if any. */
   final Listening listening;
 
   private final LockNode[] nodes;
@@ -75,10 +71,7 @@ final class QuorumRedlock implements Redlock {
   final Ticker ticker;
   private final Sleeper sleeper;
 
-  /** TTL checks and arithmetic, and the pauses between attempts. */
   final Timing timing;
-
-  /** Waiting acquire calls, woken by releases. */
   private final Waiting waiting;
 
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -86,11 +79,8 @@ final class QuorumRedlock implements Redlock {
   /** Fencing and restart quarantine, or null when neither is on (the one-round plain path). */
   final Safety safety;
 
-  /** Threads for keep-alive, loss detection and async calls, started at first use. */
   final Scheduler scheduler =
       new Scheduler(Math.max(2, Runtime.getRuntime().availableProcessors()));
-
-  /** What the leases of this Redlock need of it. */
   final Leasing leasing;
 
   QuorumRedlock(List<LockNode> nodes, RedlockSettings settings, Ticker ticker) {
@@ -116,7 +106,6 @@ final class QuorumRedlock implements Redlock {
     this(nodes, settings, ticker, sleeper, random, checkNodes, RedlockListener.NONE);
   }
 
-  /** The full constructor: the others pass defaults. */
   QuorumRedlock(
       List<LockNode> nodes,
       RedlockSettings settings,
@@ -154,7 +143,7 @@ final class QuorumRedlock implements Redlock {
       }
     }
     this.listening = new Listening(Objects.requireNonNull(listener, "listener"));
-    this.quorum = new Quorum(nodeArray, names, ticker, listening);
+    this.quorum = new Quorum(nodeArray, names, ticker, listening, scheduler);
     this.nameList = quorum.nameList;
     this.safety = Safety.create(quorum, settings);
     this.timing = new Timing(settings, precision, Objects.requireNonNull(random, "random"), safety);
@@ -164,8 +153,7 @@ final class QuorumRedlock implements Redlock {
       try {
         BuildChecks.run(quorum, settings);
       } catch (RuntimeException | Error e) {
-        scheduler.close();
-        quorum.background.close(); // the nodes stay open: they are the caller's to close
+        scheduler.close(); // the nodes stay open: they are the caller's to close
         throw e;
       }
     }
@@ -183,16 +171,17 @@ final class QuorumRedlock implements Redlock {
     long ttlNanos = timing.checkTtl(ttl);
     checkOpen();
     Tally tally = new Tally();
-    if (!listening.on) {
-      return tryAcquire(resource, ttl, ttlNanos, tally);
-    }
-    long began = ticker.read();
-    boolean acquired = false;
+    long began = listening.on ? ticker.read() : 0;
+    Optional<Lease> lease = Optional.empty();
     try {
-      Optional<Lease> lease = tryAcquire(resource, ttl, ttlNanos, tally);
-      acquired = lease.isPresent();
-      return lease;
+      return lease = tryAcquire(resource, ttl, ttlNanos, tally);
     } finally {
+      listened(resource, lease.isPresent(), tally, began);
+    }
+  }
+
+  private void listened(String resource, boolean acquired, Tally tally, long began) {
+    if (listening.on) {
       listening.acquisition(resource, acquired, tally.attempts, ticker.read() - began);
     }
   }
@@ -246,17 +235,12 @@ final class QuorumRedlock implements Redlock {
       throw new InterruptedException("interrupted before trying to lock '" + resource + "'");
     }
     Tally tally = new Tally();
-    if (!listening.on) {
-      return acquire(resource, ttl, ttlNanos, maxWaitNanos, tally);
-    }
-    long began = ticker.read();
-    boolean acquired = false;
+    long began = listening.on ? ticker.read() : 0;
+    Lease lease = null;
     try {
-      Lease lease = acquire(resource, ttl, ttlNanos, maxWaitNanos, tally);
-      acquired = true;
-      return lease;
+      return lease = acquire(resource, ttl, ttlNanos, maxWaitNanos, tally);
     } finally {
-      listening.acquisition(resource, acquired, tally.attempts, ticker.read() - began);
+      listened(resource, lease != null, tally, began);
     }
   }
 
@@ -307,7 +291,7 @@ final class QuorumRedlock implements Redlock {
   /** The local state of the {@code asLock} objects, by resource, while any thread uses one. */
   final ConcurrentHashMap<String, RedlockLock.Holder> lockHolders = new ConcurrentHashMap<>();
 
-  /** One attempt (see {@link Attempt}): the lease, or null after releasing on every node. */
+  /** One {@link Attempt}: the lease, or null after releasing on every node. */
   private QuorumLease attempt(
       String resource,
       Duration ttl,
@@ -559,7 +543,6 @@ final class QuorumRedlock implements Redlock {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       scheduler.close(); // no renewal is sent after this, and watched leases hear of it
-      quorum.background.close();
       closeAll(nodes);
       LOG.debug("Redlock over {} closed", nameList);
     }

@@ -18,9 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Redlock's threads for what happens later: keep-alive renewals, loss detection, asynchronous
- * acquisitions and releases ({@link #workers}), and the calls of loss listeners ({@link
- * #notifier}). Started at first use, so that a Redlock that uses none of them runs no thread; a few
- * threads serve any number of leases.
+ * acquisitions and releases ({@link #workers}), the calls of loss listeners ({@link #notifier}),
+ * and the engine's own chores ({@link #chore}). Started at first use, so that a Redlock that uses
+ * none of them runs no thread; a few threads serve any number of leases.
  *
  * <p>It also knows the leases that are kept alive or watched for loss, weakly (a lease the
  * application dropped is not kept reachable by this), so that closing the Redlock can stop their
@@ -33,12 +33,15 @@ final class Scheduler {
   /** How long close() waits for a renewal or an attempt under way to end. */
   private static final long CLOSE_WAIT_MILLIS = 5_000;
 
+  private static final int MAX_CHORES = 4_096;
+
   private final int threads;
   private final Object lock = new Object();
 
   // guarded by lock
   private ScheduledThreadPoolExecutor workers;
   private ThreadPoolExecutor notifier;
+  private final ThreadPoolExecutor chores = single("redlock-engine-", MAX_CHORES);
   private boolean closed;
   private final Set<QuorumLease> watched = Collections.newSetFromMap(new WeakHashMap<>());
 
@@ -61,7 +64,7 @@ final class Scheduler {
     }
   }
 
-  /** Runs {@code task} on a worker now. */
+  /** Runs {@code command} on a worker now. */
   Executor executor() {
     return command -> workers().execute(command);
   }
@@ -79,16 +82,39 @@ final class Scheduler {
   Executor notifier() {
     synchronized (lock) {
       if (notifier == null) {
-        notifier =
-            new ThreadPoolExecutor(
-                0,
-                1,
-                5,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(),
-                daemon("redlock-lost-listener-"));
+        notifier = single("redlock-lost-listener-", Integer.MAX_VALUE);
       }
       return notifier;
+    }
+  }
+
+  /**
+   * Runs {@code chore} (releasing a grant that came after its attempt gave up) on the engine's own
+   * thread, off the callers'; false if it was skipped because the Redlock is closed or {@value
+   * #MAX_CHORES} are queued: its key then expires by TTL, never on the caller's thread.
+   */
+  boolean chore(String what, Runnable chore) {
+    try {
+      chores.execute(
+          () -> {
+            try {
+              chore.run();
+            } catch (RuntimeException e) {
+              LOG.warn("{} failed", what, e);
+            }
+          });
+      return true;
+    } catch (RejectedExecutionException closedOrFull) {
+      LOG.debug("{} skipped: the Redlock is closed or its chores queue is full", what);
+      return false;
+    }
+  }
+
+  /** Waits until the chores queued so far are done, for at most {@code millis} (for tests). */
+  void awaitChores(long millis) throws InterruptedException {
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    if (chore("a test's wait", done::countDown)) {
+      done.await(millis, TimeUnit.MILLISECONDS);
     }
   }
 
@@ -148,7 +174,17 @@ final class Scheduler {
       if (notifier != null) {
         notifier.shutdown(); // the listeners queued above still run
       }
+      chores.shutdown();
     }
+  }
+
+  /** One thread at most, ended after a few idle seconds, over a queue of {@code capacity}. */
+  private static ThreadPoolExecutor single(String prefix, int capacity) {
+    ThreadPoolExecutor single =
+        new ThreadPoolExecutor(
+            1, 1, 5, TimeUnit.SECONDS, new LinkedBlockingQueue<>(capacity), daemon(prefix));
+    single.allowCoreThreadTimeOut(true);
+    return single;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {

@@ -183,7 +183,7 @@ class QuorumRedlockTest {
       QuorumRedlock redlock = cluster.redlock();
       assertThatThrownBy(() -> redlock.tryAcquire(KEY, TTL)).isSameAs(rejected);
 
-      redlock.quorum.background.awaitIdle(10_000); // grants that came in are released there
+      redlock.scheduler.awaitChores(10_000); // grants that came in are released there
       assertThat(cluster.holding(KEY)).isZero();
       assertThat(cluster.acquireCalls()).isEqualTo(List.of(1, 1, 1, 1, 0));
       cluster.assertRepliesSettled();
@@ -208,7 +208,7 @@ class QuorumRedlockTest {
       for (int i = 0; i < 3; i++) {
         cluster.node(i).deliverLate(); // the request lands now and answers "acquired"
       }
-      redlock.quorum.background.awaitIdle(10_000); // late grants are released there
+      redlock.scheduler.awaitChores(10_000); // late grants are released there
       assertThat(cluster.holding(KEY)).isZero();
       for (int i = 0; i < 3; i++) {
         assertThat(cluster.node(i).store.owner(KEY)).isEmpty();
