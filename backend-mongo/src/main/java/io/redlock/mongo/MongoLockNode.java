@@ -26,7 +26,6 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -110,21 +109,12 @@ public final class MongoLockNode implements LockNode {
     this.documents = new LockDocuments(name, collection);
     this.statusReader =
         new StatusReader(name, client, collection, connections == null ? null : connections::get);
-    String prefix = "redlock-mongo-" + NODE_IDS.incrementAndGet() + "-";
-    AtomicInteger threadIds = new AtomicInteger();
     this.workers =
-        new ThreadPoolExecutor(
+        Replies.workers(
+            "redlock-mongo-" + NODE_IDS.incrementAndGet() + "-",
             threads,
-            threads,
-            30,
-            TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(1024),
-            r -> {
-              Thread t = new Thread(r, prefix + threadIds.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
-    workers.allowCoreThreadTimeOut(true);
+            1024,
+            Duration.ofSeconds(30));
     if (gcAfter != null) {
       scheduleGcIndex();
     }
