@@ -351,14 +351,13 @@ final class DoctorCommand implements Callable<Integer> {
               Verdict.Level.WARN,
               Verdict.Topic.MISCONFIGURED,
               CliWords.tell(
-                  String.join("; ", CliWords.blocksOnce(causes))
-                      + " (no retry fixes this; exec --no-strict outvotes "
-                      + (outvoted.size() == 1 ? "it" : "them")
-                      + ", but the quorum tolerates "
-                      + (outvoted.size() == 1 ? "one failure" : outvoted.size() + " failures")
-                      + " less until "
-                      + (outvoted.size() == 1 ? "it is" : "they are")
-                      + " fixed)")),
+                  "%s (no retry fixes this; exec --no-strict outvotes %s, but the quorum tolerates"
+                          .formatted(
+                              String.join("; ", CliWords.blocksOnce(causes)),
+                              outvoted.size() == 1 ? "it" : "them")
+                      + (outvoted.size() == 1
+                          ? " one failure less until it is fixed)"
+                          : " %d failures less until they are fixed)".formatted(outvoted.size())))),
           names(outvoted, doctorName));
     } catch (NodesMisconfiguredException m) {
       return misconfigured(m, key, doctorName);
