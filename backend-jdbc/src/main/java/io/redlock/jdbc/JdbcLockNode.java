@@ -16,7 +16,6 @@ import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.spi.support.Replies;
 import io.redlock.sql.internal.KeyCodec;
-import io.redlock.sql.internal.SqlOptions;
 import io.redlock.sql.internal.TableName;
 import java.time.Duration;
 import java.time.Instant;
@@ -375,21 +374,21 @@ public final class JdbcLockNode implements LockNode {
           table(o.get("table"));
         }
         if (o.containsKey("createTable")) {
-          createTable(SqlOptions.parseBoolean("createTable", o.get("createTable")));
+          createTable(NodeUri.bool("redlock.createTable", o.get("createTable")));
         }
         if (o.containsKey("poolSize")) {
-          poolSize(SqlOptions.parseInt("poolSize", o.get("poolSize"), 1, 256));
+          poolSize(NodeUri.integer("redlock.poolSize", o.get("poolSize"), 1, 256));
         }
         if (o.containsKey("connectionTimeout")) {
           connectionTimeout(
-              SqlOptions.parseDuration("connectionTimeout", o.get("connectionTimeout")));
+              NodeUri.duration("redlock.connectionTimeout", o.get("connectionTimeout")));
         }
         if (o.containsKey("queryTimeout")) {
-          queryTimeout(SqlOptions.parseDuration("queryTimeout", o.get("queryTimeout")));
+          queryTimeout(NodeUri.duration("redlock.queryTimeout", o.get("queryTimeout")));
         }
         if (o.containsKey("releaseNotifications")) {
           releaseNotifications(
-              SqlOptions.parseBoolean("releaseNotifications", o.get("releaseNotifications")));
+              NodeUri.bool("redlock.releaseNotifications", o.get("releaseNotifications")));
         }
       } else {
         this.options = null;

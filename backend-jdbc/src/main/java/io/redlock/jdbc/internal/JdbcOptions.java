@@ -2,7 +2,6 @@ package io.redlock.jdbc.internal;
 
 import io.redlock.RedlockNonTransientException;
 import io.redlock.spi.NodeUri;
-import io.redlock.sql.internal.SqlOptions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -23,7 +22,7 @@ import java.util.Properties;
  */
 public record JdbcOptions(String driverUrl, Map<String, String> options) {
   /** The prefix that marks this library's options. */
-  public static final String PREFIX = SqlOptions.PREFIX;
+  public static final String PREFIX = "redlock.";
 
   /** The options understood, without the prefix. */
   public static final List<String> KNOWN =
@@ -63,11 +62,7 @@ public record JdbcOptions(String driverUrl, Map<String, String> options) {
                   + " to stay on JDBC");
         }
         if (!KNOWN.contains(option)) {
-          throw new IllegalArgumentException(
-              "unknown option '"
-                  + name
-                  + "' in the JDBC URL; known options: "
-                  + KNOWN.stream().map(k -> PREFIX + k).toList());
+          throw NodeUri.unknownOption(name, url, KNOWN.stream().map(k -> PREFIX + k).toList());
         }
         String value = eq < 0 ? "" : pair.substring(eq + 1);
         options.put(
