@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import javax.net.ssl.SSLException;
+import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisBusyException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
@@ -100,46 +101,32 @@ final class RedisErrors {
               (failure instanceof JedisBusyException ? "BUSY " : "WRONGPASS ") + detail, failure),
           operation);
     }
+    String message;
     if (find(failure, ConnectException.class) != null) {
-      return fail(
-          true,
-          failure,
-          "connection refused; check that Redis is running and listening on %s:%d",
-          settings.host,
-          settings.port);
+      message =
+          "connection refused; check that Redis is running and listening on "
+              + new HostAndPort(settings.host, settings.port);
+    } else if (find(failure, UnknownHostException.class) != null) {
+      message = "unknown host '" + settings.host + "'; check the host name and DNS";
+    } else if (find(failure, NoRouteToHostException.class) != null) {
+      message = "no route to " + settings.host + "; check the network and firewall";
+    } else if (find(failure, SocketTimeoutException.class) != null) {
+      message =
+          "timed out talking to the node ("
+              + detail
+              + "); check that it is up and reachable, or raise connectTimeout/socketTimeout";
+    } else if (failure instanceof JedisConnectionException) {
+      message =
+          "the connection failed ("
+              + detail
+              + "); check that the node is up (a restarted node drops its connections)";
+    } else if (failure instanceof JedisDataException) {
+      message = "the server refused " + operation + " (" + detail + ")";
+    } else {
+      message =
+          operation + " failed unexpectedly (" + failure.getClass().getName() + ": " + detail + ")";
     }
-    if (find(failure, UnknownHostException.class) != null) {
-      return fail(true, failure, "unknown host '%s'; check the host name and DNS", settings.host);
-    }
-    if (find(failure, NoRouteToHostException.class) != null) {
-      return fail(true, failure, "no route to %s; check the network and firewall", settings.host);
-    }
-    if (find(failure, SocketTimeoutException.class) != null) {
-      return fail(
-          true,
-          failure,
-          "timed out talking to the node (%s); check that it is up and reachable, or raise"
-              + " connectTimeout/socketTimeout",
-          detail);
-    }
-    if (failure instanceof JedisConnectionException) {
-      return fail(
-          true,
-          failure,
-          "the connection failed (%s); check that the node is up (a restarted node drops its"
-              + " connections)",
-          detail);
-    }
-    if (failure instanceof JedisDataException) {
-      return fail(true, failure, "the server refused %s (%s)", operation, detail);
-    }
-    return fail(
-        true,
-        failure,
-        "%s failed unexpectedly (%s: %s)",
-        operation,
-        failure.getClass().getName(),
-        detail);
+    return fail(true, failure, "%s", message);
   }
 
   /** Why a call that waited {@code waited} for a pooled connection got none. */
