@@ -51,7 +51,6 @@ final class AsyncAcquisition implements Runnable {
         });
   }
 
-  /** Starts the first attempt; the future completes with the lease or the failure. */
   CompletableFuture<Lease> start() {
     try {
       redlock.scheduler.executor().execute(this);

@@ -61,7 +61,6 @@ final class Listening {
     safely(() -> listener.lost(lost));
   }
 
-  /** Calls the listener; what it throws is logged once and ignored. */
   private void safely(Runnable call) {
     try {
       call.run();

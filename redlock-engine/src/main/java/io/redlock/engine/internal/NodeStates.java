@@ -39,7 +39,6 @@ final class NodeStates {
   private static final int UP = 1;
   private static final int DOWN = 2;
 
-  /** One node's counters. */
   private static final class State {
     final String name;
     final AtomicInteger inFlight = new AtomicInteger();
@@ -93,7 +92,6 @@ final class NodeStates {
     return now - last >= PROBE_NANOS && s.lastProbe.compareAndSet(last, now);
   }
 
-  /** A call on {@code node} was started. */
   void started(int node) {
     states[node].inFlight.incrementAndGet();
   }
@@ -103,7 +101,6 @@ final class NodeStates {
     states[node].inFlight.decrementAndGet();
   }
 
-  /** {@code node} answered a call (in time or late). */
   void answered(int node) {
     State s = states[node];
     s.lastAnswer = ticker.read();

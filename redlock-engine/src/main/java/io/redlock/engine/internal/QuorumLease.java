@@ -97,7 +97,6 @@ final class QuorumLease implements Lease {
     return startedAt;
   }
 
-  /** Records who granted and who failed, before activation. */
   void granted(boolean[] granted, List<NodeFailure> failures) {
     this.granted = granted;
     this.failures = failures;
@@ -191,7 +190,6 @@ final class QuorumLease implements Lease {
   // ---------------------------------------------------------------------------------------------
   // Extension
 
-  /** What an extension found. */
   enum Extended {
     /** A majority extended in time: the validity was recomputed. */
     YES,
@@ -239,7 +237,6 @@ final class QuorumLease implements Lease {
     }
   }
 
-  /** An extension's outcome, and the tally behind it. */
   private record Extension(Extended outcome, Tally tally) {}
 
   /** Extends on every node; the caller holds the lock and checked that the lease is active. */
@@ -547,7 +544,6 @@ final class QuorumLease implements Lease {
     }
   }
 
-  /** The calls of this lease given up on; made at the first. */
   synchronized LateCalls lateCalls() {
     if (lateCalls == null) {
       lateCalls = new LateCalls(leasing.quorum.size());

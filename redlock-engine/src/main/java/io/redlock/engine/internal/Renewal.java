@@ -97,7 +97,6 @@ final class Renewal implements Runnable {
     return Math.max(1_000_000, Math.min(everyNanos(ttl), toMargin / 2));
   }
 
-  /** How often to extend a lease of this TTL. */
   long everyNanos(Duration ttl) {
     return options.every() != null
         ? Timing.saturatedNanos(options.every())

@@ -66,7 +66,6 @@ final class Safety {
   /** The maximum TTL of restart quarantine, or null when it is off. */
   private final Duration maxTtl;
 
-  /** One per node when quarantine is on, else null. */
   private final Incarnation[] incarnations;
 
   private Safety(Quorum quorum, boolean fencing, Duration maxTtl, Incarnation[] incarnations) {

@@ -49,7 +49,6 @@ final class Scheduler {
     this.threads = threads;
   }
 
-  /** The scheduled workers, started at first use. */
   private ScheduledThreadPoolExecutor workers() {
     synchronized (lock) {
       if (closed) {
@@ -64,7 +63,6 @@ final class Scheduler {
     }
   }
 
-  /** Runs {@code command} on a worker now. */
   Executor executor() {
     return command -> workers().execute(command);
   }

@@ -49,8 +49,7 @@ final class Tally {
   /** Why the attempt failed when fencing or restart quarantine decided it; null otherwise. */
   String detail;
 
-  /** Why the attempt failed, when fencing or quarantine decided it; null otherwise. */
-  io.redlock.LockTimeoutException.Reason reason;
+  LockTimeoutException.Reason reason;
 
   /** Attempts made so far by the call this tally serves; not reset between attempts. */
   int attempts;
@@ -72,7 +71,6 @@ final class Tally {
     reason = null;
   }
 
-  /** Node {@code node} answered no. */
   void no(int node) {
     no++;
     if (node < 64) {
@@ -151,7 +149,6 @@ final class Tally {
     return LockTimeoutException.Reason.HELD;
   }
 
-  /** Why the last attempt failed, in words. */
   String describe(Quorum q, Duration ttl, Duration minValidity) {
     int n = q.size();
     int answered = yes + no;

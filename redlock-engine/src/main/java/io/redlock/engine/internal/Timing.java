@@ -166,7 +166,6 @@ final class Timing {
     return t;
   }
 
-  /** A pause uniform in [retryDelayMin, retryDelayMax]. */
   long pickPauseNanos() {
     long min = saturatedNanos(settings.retryDelayMin());
     long max = saturatedNanos(settings.retryDelayMax());
@@ -177,7 +176,6 @@ final class Timing {
     return min + random.nextLong(span == Long.MAX_VALUE ? span : span + 1);
   }
 
-  /** A pause uniform in [0, {@link #WAKEUP_JITTER_NANOS}]. */
   long pickJitterNanos() {
     return random.nextLong(WAKEUP_JITTER_NANOS + 1);
   }

@@ -46,7 +46,6 @@ final class WaitQueue {
   final String resource;
   private final Ticker ticker;
 
-  /** Head first. */
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>(4);
 
   /** Nodes whose notification the head received since its attempt began (see Tally.noMask). */
@@ -209,7 +208,6 @@ final class WaitQueue {
     }
   }
 
-  /** A listener for node {@code node}'s notifications. */
   Runnable listener(int node) {
     return () -> released(node);
   }
