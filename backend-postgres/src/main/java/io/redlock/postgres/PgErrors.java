@@ -16,11 +16,9 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLPeerUnverifiedException;
 
 /**
- * Translates the failures of the Vert.x client into the library's transient / non-transient split.
- * Errors the server reports carry a SQLState, which the JDBC backend's {@link SqlErrors} classifies
- * (handed over as a plain {@link SQLException} that carries the state and message, so that both
- * PostgreSQL backends sort every state the same way); failures on the client's side (no connection,
- * TLS) are sorted here. Messages name the node, never a password, and say what to do.
+ * The Vert.x client's failures as transient or not: a server's SQLState is sorted by {@link
+ * SqlErrors} (as a {@link SQLException}, so that both PostgreSQL backends agree), failures on the
+ * client's side (no connection, TLS) here. Messages name the node, never a password, and the fix.
  */
 final class PgErrors {
   private final String node;

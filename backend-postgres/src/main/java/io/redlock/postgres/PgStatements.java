@@ -4,17 +4,13 @@ import io.redlock.sql.internal.PostgresDialect;
 import io.redlock.sql.internal.TableName;
 
 /**
- * The text of every statement this backend runs, taken from the JDBC backend's {@link
- * PostgresDialect} (the one place where this project's PostgreSQL SQL is written, so that JDBC and
- * reactive nodes share a table), with its {@code ?} parameters numbered as PostgreSQL's extended
- * protocol wants them ({@code $1}, {@code $2}...). Built once per table shape.
+ * The lock statements of {@link PostgresDialect} (shared with JDBC nodes), their {@code ?} numbered
+ * as PostgreSQL's extended protocol wants ({@code $1}...), once per table shape.
  *
- * @param fenceColumn whether the table has the fencing counter column (the release statement
- *     differs)
- * @param release on a table with the counter column, the plain delete of a row without a counter
- *     (as cheap as a release can be); {@code releaseKept} then expires a row with one, unless it is
- *     null because {@code release} does both (with notifications)
- * @param releaseCombined both kinds in one statement, for a node that takes fenced locks
+ * @param fenceColumn whether the table has the fencing counter column
+ * @param release on a table with that column, the delete of a row without a counter; {@code
+ *     releaseKept} then expires a row with one (null if {@code release} does both)
+ * @param releaseCombined both in one statement, for a node that takes fenced locks
  */
 record PgStatements(
     boolean fenceColumn,
@@ -25,8 +21,6 @@ record PgStatements(
     String releaseCombined,
     String extend,
     String raiseFence,
-    String serverTime,
-    String status,
     String inspect) {
 
   static PgStatements of(PostgresDialect dialect, TableName table, boolean fenceColumn) {
@@ -39,8 +33,6 @@ record PgStatements(
         numbered(dialect.releaseCombined(table).orElseThrow()),
         numbered(dialect.extend(table)),
         numbered(dialect.raiseFence(table)),
-        numbered(dialect.serverTimeMicros()),
-        numbered(PostgresDialect.statusQuery()),
         numbered(dialect.inspect(table)));
   }
 

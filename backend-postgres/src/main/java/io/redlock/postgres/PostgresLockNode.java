@@ -119,10 +119,7 @@ public final class PostgresLockNode implements LockNode {
     return name;
   }
 
-  /**
-   * Millisecond precision, fencing counters, status reports and reads of the server's clock; with
-   * {@link Builder#releaseNotifications} on, release notifications too.
-   */
+  /** Millisecond precision, fencing, status, clock, inspection; with notifications if on. */
   @Override
   public NodeCapabilities capabilities() {
     return capabilities;
@@ -175,9 +172,8 @@ public final class PostgresLockNode implements LockNode {
   }
 
   /**
-   * Conditional insert that also raises the key's fencing counter to {@code max(counter + 1, server
-   * time in µs)}, in the same statement; the counter lives in the table's {@code fence} column, as
-   * for the JDBC backend's nodes.
+   * Conditional insert that also raises the key's counter (the table's {@code fence} column) to
+   * {@code max(counter + 1, server time in µs)}, in one statement.
    */
   @Override
   public Reply<AcquireResult> tryAcquireFenced(String key, String token, Duration ttl) {
@@ -212,10 +208,7 @@ public final class PostgresLockNode implements LockNode {
         (rows, s) -> rows.rowCount() == 1);
   }
 
-  /**
-   * The server's incarnation (the postmaster's start time), uptime and durability (fsync, {@code
-   * synchronous_commit}, a logged table), asked of the server on every call.
-   */
+  /** Incarnation (the postmaster's start), uptime and durability, asked on every call. */
   @Override
   public Reply<NodeStatus> status() {
     requireOpen();
@@ -280,10 +273,8 @@ public final class PostgresLockNode implements LockNode {
 
   /**
    * With {@link Builder#releaseNotifications} on: calls {@code listener} when {@code key} is
-   * released through any node of this library (reactive or JDBC) that notifies on the same database
-   * and table. The node LISTENs on a connection of its own, opened on first use and opened again
-   * after it breaks (listeners are then all called once, since releases may have been missed).
-   * Expiries are not reported.
+   * released through a node (reactive or JDBC) that notifies on the same table; after the listening
+   * connection is opened again, all listeners are called once. Expiries are not reported.
    */
   @Override
   public ReleaseSubscription onRelease(String key, Runnable listener) {
