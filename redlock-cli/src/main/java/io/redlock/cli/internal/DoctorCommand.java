@@ -184,8 +184,11 @@ final class DoctorCommand implements Callable<Integer> {
               r.uptime(),
               r.reportsStatus(),
               r.fencing(),
-              r.details() == null ? null : r.details().get("durability"));
-      f = f.withClock(r.readsClock(), r.clockOffset(), r.clockUncertainty(), r.localClock());
+              r.details() == null ? null : r.details().get("durability"),
+              r.readsClock(),
+              r.clockOffset(),
+              r.clockUncertainty(),
+              r.localClock());
       reports.add(p.row(Restarts.quarantine(f, q)));
       facts.add(f);
     }

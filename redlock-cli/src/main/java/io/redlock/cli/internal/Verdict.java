@@ -80,76 +80,9 @@ final class Verdict {
       Boolean readsClock,
       Duration clockOffset,
       Duration clockUncertainty,
-      boolean localClock) {
-    NodeFacts(String name, boolean reachable, Duration worstRtt) {
-      this(name, reachable, worstRtt, null, null, null, null, null);
-    }
-
-    /** Without clock facts. */
-    NodeFacts(
-        String name,
-        boolean reachable,
-        Duration worstRtt,
-        Boolean durable,
-        Duration uptime,
-        Boolean reportsStatus,
-        Boolean fencing,
-        String durability) {
-      this(
-          name,
-          reachable,
-          worstRtt,
-          durable,
-          uptime,
-          reportsStatus,
-          fencing,
-          durability,
-          null,
-          null,
-          null,
-          false);
-    }
-
-    /** A copy with what the node told about its store's clock. */
-    NodeFacts withClock(
-        Boolean readsClock, Duration offset, Duration uncertainty, boolean localClock) {
-      return new NodeFacts(
-          name,
-          reachable,
-          worstRtt,
-          durable,
-          uptime,
-          reportsStatus,
-          fencing,
-          durability,
-          readsClock,
-          offset,
-          uncertainty,
-          localClock);
-    }
-  }
+      boolean localClock) {}
 
   private Verdict() {}
-
-  static List<Finding> judge(
-      List<NodeFacts> nodes, Duration ttl, Duration nodeTimeout, Duration drift, boolean local) {
-    return judge(nodes, ttl, nodeTimeout, drift, local, null);
-  }
-
-  /**
-   * The findings, worst first within each topic.
-   *
-   * @param quarantine restart quarantine, or null when it is off
-   */
-  static List<Finding> judge(
-      List<NodeFacts> nodes,
-      Duration ttl,
-      Duration nodeTimeout,
-      Duration drift,
-      boolean local,
-      Restarts.Quarantine quarantine) {
-    return judge(nodes, ttl, nodeTimeout, drift, local, quarantine, java.util.Set.of());
-  }
 
   /**
    * The findings, worst first within each topic.

@@ -7,6 +7,7 @@ import io.redlock.cli.internal.Verdict.Level;
 import io.redlock.cli.internal.Verdict.NodeFacts;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -16,19 +17,58 @@ class VerdictTest {
   private static final Duration TIMEOUT = Duration.ofMillis(50);
   private static final Duration DRIFT = Duration.ofMillis(102);
 
+  private static List<Finding> judge(
+      List<NodeFacts> nodes, Duration ttl, Duration timeout, Duration drift, boolean local) {
+    return judge(nodes, ttl, timeout, drift, local, null);
+  }
+
+  private static List<Finding> judge(
+      List<NodeFacts> nodes,
+      Duration ttl,
+      Duration timeout,
+      Duration drift,
+      boolean local,
+      Restarts.Quarantine q) {
+    return Verdict.judge(nodes, ttl, timeout, drift, local, q, Set.of());
+  }
+
+  private static NodeFacts facts(
+      String name,
+      boolean reachable,
+      Duration worstRtt,
+      Boolean durable,
+      Duration uptime,
+      Boolean reportsStatus,
+      Boolean fencing,
+      String durability) {
+    return new NodeFacts(
+        name,
+        reachable,
+        worstRtt,
+        durable,
+        uptime,
+        reportsStatus,
+        fencing,
+        durability,
+        null,
+        null,
+        null,
+        false);
+  }
+
   private static NodeFacts up(String name, long worstMillis) {
-    return new NodeFacts(name, true, Duration.ofMillis(worstMillis));
+    return facts(name, true, Duration.ofMillis(worstMillis), null, null, null, null, null);
   }
 
   private static NodeFacts down(String name) {
-    return new NodeFacts(name, false, Duration.ZERO);
+    return facts(name, false, Duration.ZERO, null, null, null, null, null);
   }
 
   @Test
   @DisplayName("is OK for three fast nodes and a timeout small against the TTL")
   void healthy() {
     List<Finding> f =
-        Verdict.judge(List.of(up("a", 2), up("b", 3), up("c", 4)), TTL, TIMEOUT, DRIFT, false);
+        judge(List.of(up("a", 2), up("b", 3), up("c", 4)), TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(f).anySatisfy(x -> assertThat(x.message()).contains("at least 9.85 s"));
@@ -37,8 +77,7 @@ class VerdictTest {
   @Test
   @DisplayName("fails when fewer than a quorum of nodes are reachable")
   void noQuorum() {
-    List<Finding> f =
-        Verdict.judge(List.of(up("a", 2), down("b"), down("c")), TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(List.of(up("a", 2), down("b"), down("c")), TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.FAIL);
     assertThat(f)
@@ -48,8 +87,7 @@ class VerdictTest {
   @Test
   @DisplayName("warns when one node is down but a quorum remains")
   void oneDown() {
-    List<Finding> f =
-        Verdict.judge(List.of(up("a", 2), up("b", 2), down("c")), TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(List.of(up("a", 2), up("b", 2), down("c")), TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
     assertThat(f)
@@ -60,7 +98,7 @@ class VerdictTest {
   @DisplayName("fails when a majority answers slower than the per-node timeout")
   void slowMajority() {
     List<Finding> f =
-        Verdict.judge(List.of(up("a", 80), up("b", 70), up("c", 3)), TTL, TIMEOUT, DRIFT, false);
+        judge(List.of(up("a", 80), up("b", 70), up("c", 3)), TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.FAIL);
     assertThat(f)
@@ -71,7 +109,7 @@ class VerdictTest {
   @DisplayName("warns when one node is slow or has little headroom")
   void slowMinority() {
     List<Finding> f =
-        Verdict.judge(List.of(up("a", 80), up("b", 30), up("c", 3)), TTL, TIMEOUT, DRIFT, false);
+        judge(List.of(up("a", 80), up("b", 30), up("c", 3)), TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
     assertThat(f)
@@ -86,7 +124,7 @@ class VerdictTest {
   @DisplayName("fails when the node timeout and drift eat the whole TTL")
   void timeoutEatsTtl() {
     List<Finding> f =
-        Verdict.judge(
+        judge(
             List.of(up("a", 1), up("b", 1), up("c", 1)),
             Duration.ofMillis(100),
             Duration.ofMillis(90),
@@ -101,9 +139,9 @@ class VerdictTest {
   @Test
   @DisplayName("warns about an even number of nodes and about a single node")
   void nodeCounts() {
-    assertThat(Verdict.judge(List.of(up("a", 1), up("b", 1)), TTL, TIMEOUT, DRIFT, false))
+    assertThat(judge(List.of(up("a", 1), up("b", 1)), TTL, TIMEOUT, DRIFT, false))
         .anySatisfy(x -> assertThat(x.message()).contains("use an odd number"));
-    assertThat(Verdict.judge(List.of(up("a", 1)), TTL, TIMEOUT, DRIFT, false))
+    assertThat(judge(List.of(up("a", 1)), TTL, TIMEOUT, DRIFT, false))
         .anySatisfy(x -> assertThat(x.message()).contains("single node is not fault tolerant"));
   }
 
@@ -111,15 +149,14 @@ class VerdictTest {
   @DisplayName(
       "notes that the zero-setup default only excludes local processes, without lowering the verdict")
   void zeroSetupNote() {
-    List<Finding> f =
-        Verdict.judge(List.of(up("a", 1), up("b", 1), up("c", 1)), TTL, TIMEOUT, DRIFT, true);
+    List<Finding> f = judge(List.of(up("a", 1), up("b", 1), up("c", 1)), TTL, TIMEOUT, DRIFT, true);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(f).anySatisfy(x -> assertThat(x.level()).isEqualTo(Level.INFO));
   }
 
   private static NodeFacts status(String name, boolean durable, Duration uptime) {
-    return new NodeFacts(
+    return facts(
         name,
         true,
         Duration.ofMillis(1),
@@ -138,7 +175,7 @@ class VerdictTest {
       "warns about nodes that are not durable, explains restart quarantine, and flags young ones")
   void durabilityAndUptime() {
     List<Finding> f =
-        Verdict.judge(
+        judge(
             List.of(
                 status("a", false, Duration.ofHours(1)),
                 status("b", true, Duration.ofSeconds(3)),
@@ -167,7 +204,7 @@ class VerdictTest {
   @DisplayName("does not warn about a durable node that started a moment ago")
   void youngDurableNodeIsFine() {
     List<Finding> f =
-        Verdict.judge(
+        judge(
             List.of(
                 status("a", true, Duration.ofMillis(2)),
                 status("b", true, Duration.ofMillis(1)),
@@ -190,7 +227,7 @@ class VerdictTest {
             status("b", false, Duration.ofSeconds(20)),
             status("c", false, Duration.ofSeconds(30)));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.FAIL);
     assertThat(f)
@@ -219,7 +256,7 @@ class VerdictTest {
             status("b", true, Duration.ofSeconds(1)),
             status("c", false, Duration.ofSeconds(1)));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
     assertThat(f)
@@ -244,7 +281,7 @@ class VerdictTest {
             status("b", false, Duration.ofMillis(60_602)),
             status("c", true, Duration.ofSeconds(1)));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(Restarts.quarantine(nodes.get(1), ONE_MINUTE).state())
@@ -255,13 +292,12 @@ class VerdictTest {
   @Test
   @DisplayName("with quarantine, fails with 64 for a node that reports no status")
   void quarantineUnsupported() {
-    NodeFacts blind =
-        new NodeFacts("x", true, Duration.ofMillis(1), null, null, false, false, null);
+    NodeFacts blind = facts("x", true, Duration.ofMillis(1), null, null, false, false, null);
     List<NodeFacts> nodes =
         List.of(status("a", true, Duration.ofSeconds(1)), status("b", true, Duration.ZERO), blind);
 
-    List<Finding> withQuarantine = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
-    List<Finding> without = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false, null);
+    List<Finding> withQuarantine = judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
+    List<Finding> without = judge(nodes, TTL, TIMEOUT, DRIFT, false, null);
 
     assertThat(Verdict.overall(withQuarantine)).isEqualTo(Level.FAIL);
     assertThat(withQuarantine)
@@ -282,9 +318,25 @@ class VerdictTest {
   }
 
   private static NodeFacts clock(String name, long offsetMillis, long uncertaintyMillis) {
-    return up(name, 1)
-        .withClock(
-            true, Duration.ofMillis(offsetMillis), Duration.ofMillis(uncertaintyMillis), false);
+    return clock(
+        name, true, Duration.ofMillis(offsetMillis), Duration.ofMillis(uncertaintyMillis), false);
+  }
+
+  private static NodeFacts clock(
+      String name, Boolean readsClock, Duration offset, Duration uncertainty, boolean local) {
+    return new NodeFacts(
+        name,
+        true,
+        Duration.ofMillis(1),
+        null,
+        null,
+        null,
+        null,
+        null,
+        readsClock,
+        offset,
+        uncertainty,
+        local);
   }
 
   @Test
@@ -294,7 +346,7 @@ class VerdictTest {
     List<NodeFacts> nodes =
         List.of(clock("redis://a", 30_020, 1), clock("redis://b", 2, 1), clock("redis://c", -3, 1));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.WARN);
     assertThat(f)
@@ -316,7 +368,7 @@ class VerdictTest {
   void clocksInStep() {
     List<NodeFacts> nodes = List.of(clock("a", 900, 1), clock("b", -2, 1), clock("c", 5, 1));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(f)
@@ -332,7 +384,7 @@ class VerdictTest {
   void clockOffsetWithinUncertainty() {
     List<NodeFacts> nodes = List.of(clock("slow", -1_300, 400), clock("b", 1, 1), clock("c", 1, 1));
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
     assertThat(f).noneSatisfy(x -> assertThat(x.level()).isEqualTo(Level.WARN));
   }
@@ -343,11 +395,10 @@ class VerdictTest {
           + " this machine's own clock")
   void everyStoreOff() {
     NodeFacts local =
-        up("jdbc:sqlite:/x.db", 1)
-            .withClock(true, Duration.ofMillis(50_000), Duration.ofMillis(1), true);
+        clock("jdbc:sqlite:/x.db", true, Duration.ofMillis(50_000), Duration.ofMillis(1), true);
     List<NodeFacts> nodes = List.of(clock("a", -40_000, 1), clock("b", -40_003, 1), local);
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
     assertThat(f)
         .anySatisfy(
@@ -361,10 +412,10 @@ class VerdictTest {
   @Test
   @DisplayName("notes nodes whose backend does not read the store's clock, without a warning")
   void clockUnknown() {
-    NodeFacts blind = up("x", 1).withClock(false, null, null, false);
+    NodeFacts blind = clock("x", false, null, null, false);
     List<NodeFacts> nodes = List.of(clock("a", 1, 1), clock("b", 1, 1), blind);
 
-    List<Finding> f = Verdict.judge(nodes, TTL, TIMEOUT, DRIFT, false);
+    List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
     assertThat(Verdict.overall(f)).isEqualTo(Level.OK);
     assertThat(f)
