@@ -111,12 +111,22 @@ final class NodeOptions {
   /** The nodes of the Redlock {@link #build} made last (it owns and closes them). */
   List<LockNode> opened = List.of();
 
-  /** Set by {@code redlock -v SUBCOMMAND}: -v before the subcommand. */
-  static volatile boolean verboseBeforeSubcommand;
-
   /** Whether -v was given, before or after the subcommand. */
   boolean verbose() {
-    return verbose || verboseBeforeSubcommand;
+    return verbose;
+  }
+
+  /** Takes the options given before the subcommand, where this did not set them. */
+  void inherit(NodeOptions before) {
+    nodes = nodes != null ? nodes : before.nodes;
+    config = config != null ? config : before.config;
+    nodeTimeout = nodeTimeout != null ? nodeTimeout : before.nodeTimeout;
+    driftFactor = driftFactor != null ? driftFactor : before.driftFactor;
+    verbose |= before.verbose;
+  }
+
+  boolean anyNodeOption() {
+    return nodes != null || config != null || nodeTimeout != null || driftFactor != null;
   }
 
   /**

@@ -13,9 +13,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Model.UsageMessageSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.UnmatchedArgumentException;
@@ -55,73 +55,21 @@ import picocli.CommandLine.UnmatchedArgumentException;
 public final class RedlockCommand implements Runnable {
   @Spec CommandSpec spec;
 
-  @Option(
-      names = {"-v", "--verbose"},
-      description = "Say more on stderr (also accepted after the subcommand).")
-  void verbose(boolean on) {
-    NodeOptions.verboseBeforeSubcommand = on;
-    if (on) {
-      NodeOptions.verboseLogs();
-    }
-  }
+  /** The node options given before the subcommand: {@code redlock --nodes URIS exec ...}. */
+  @Mixin NodeOptions before;
 
-  @Option(
-      names = "--nodes",
-      paramLabel = "URIS",
-      description = "Node URIs, as the subcommand's --nodes (also accepted before the subcommand).")
-  List<String> nodes;
-
-  @Option(
-      names = "--config",
-      paramLabel = "FILE",
-      description = "A properties file with nodes=, as the subcommand's --config.")
-  java.nio.file.Path config;
-
-  @Option(
-      names = "--node-timeout",
-      paramLabel = "DURATION",
-      converter = Durations.class,
-      description = "As the subcommand's --node-timeout.")
-  java.time.Duration nodeTimeout;
-
-  @Option(
-      names = "--drift-factor",
-      paramLabel = "FRACTION",
-      description = "As the subcommand's --drift-factor.")
-  Double driftFactor;
-
-  /**
-   * The node options given before the subcommand ({@code redlock --nodes URIS exec ...}) go to the
-   * subcommand's own, where it did not set them after its name.
-   */
+  /** Gives the node options given before the subcommand to it, where it did not set them. */
   private static void applyGlobalOptions(CommandLine.ParseResult parseResult) {
     if (!(parseResult.commandSpec().userObject() instanceof RedlockCommand top)
         || !parseResult.hasSubcommand()) {
       return;
     }
-    CommandSpec mixin = parseResult.subcommand().commandSpec().mixins().get("nodeOptions");
-    if (mixin == null || !(mixin.userObject() instanceof NodeOptions o)) {
-      if (top.nodes != null
-          || top.config != null
-          || top.nodeTimeout != null
-          || top.driftFactor != null) {
-        throw new ParameterException(
-            parseResult.subcommand().commandSpec().commandLine(),
-            "this command takes no node options");
-      }
-      return;
-    }
-    if (o.nodes == null && top.nodes != null) {
-      o.nodes = top.nodes;
-    }
-    if (o.config == null && top.config != null) {
-      o.config = top.config;
-    }
-    if (o.nodeTimeout == null) {
-      o.nodeTimeout = top.nodeTimeout;
-    }
-    if (o.driftFactor == null) {
-      o.driftFactor = top.driftFactor;
+    CommandSpec sub = parseResult.subcommand().commandSpec();
+    if (sub.mixins().get("nodeOptions") != null
+        && sub.mixins().get("nodeOptions").userObject() instanceof NodeOptions o) {
+      o.inherit(top.before);
+    } else if (top.before.anyNodeOption()) {
+      throw new ParameterException(sub.commandLine(), "this command takes no node options");
     }
   }
 
