@@ -266,8 +266,8 @@ final class BenchCommand implements Callable<Integer> {
         r.threads() == 1 ? "" : "s",
         r.contended() ? "one shared" : "one",
         r.contended() ? "" : " per thread",
-        Durations.format(Duration.ofNanos((long) (r.ttlMs() * 1e6))),
-        Durations.format(Duration.ofNanos((long) (r.nodeTimeoutMs() * 1e6))));
+        ms(r.ttlMs()),
+        ms(r.nodeTimeoutMs()));
     out.printf(
         Locale.ROOT,
         "%d attempts in %.2f s: %d acquired + released, %d not acquired; %.1f cycles/s%n%n",
@@ -298,7 +298,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private static String ms(double millis) {
-    return Durations.format(Duration.ofNanos((long) (millis * 1e6)));
+    return Durations.format(Durations.ofMillis(millis));
   }
 
   /** A progress bar on stderr, drawn only when the tool runs on a terminal. */

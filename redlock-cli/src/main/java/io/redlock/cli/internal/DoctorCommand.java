@@ -177,9 +177,7 @@ final class DoctorCommand implements Callable<Integer> {
           new Verdict.NodeFacts(
               r.node(),
               r.reachable(),
-              r.rttWorstMs() == null
-                  ? Duration.ZERO
-                  : Duration.ofNanos((long) (r.rttWorstMs() * 1e6)),
+              r.rttWorstMs() == null ? Duration.ZERO : Durations.ofMillis(r.rttWorstMs()),
               r.durable(),
               r.uptime(),
               r.reportsStatus(),

@@ -205,21 +205,16 @@ final class DoctorReport {
       return clockNote != null && clockNote.startsWith("this machine's own clock");
     }
 
-    /** The clock offset as a Duration, or null. */
     Duration clockOffset() {
-      return clockOffsetMs == null ? null : Duration.ofNanos(Math.round(clockOffsetMs * 1e6));
+      return Durations.ofMillis(clockOffsetMs);
     }
 
-    /** The clock offset's uncertainty as a Duration, or null. */
     Duration clockUncertainty() {
-      return clockOffsetUncertaintyMs == null
-          ? null
-          : Duration.ofNanos(Math.round(clockOffsetUncertaintyMs * 1e6));
+      return Durations.ofMillis(clockOffsetUncertaintyMs);
     }
 
-    /** The uptime as a Duration, or null. */
     Duration uptime() {
-      return uptimeSeconds == null ? null : Duration.ofMillis(Math.round(uptimeSeconds * 1000));
+      return uptimeSeconds == null ? null : Durations.ofMillis(uptimeSeconds * 1000);
     }
   }
 
@@ -401,8 +396,7 @@ final class DoctorReport {
       case "off" -> "OFF (not durable)";
       case "passed" -> "passed (votes)";
       case "active" ->
-          "ACTIVE: votes in "
-              + Durations.format(Duration.ofNanos((long) (r.quarantineLeftMs() * 1e6)));
+          "ACTIVE: votes in " + Durations.format(Durations.ofMillis(r.quarantineLeftMs()));
       case "status-unreadable" -> "status unreadable: does not vote";
       case "unsupported" -> "UNSUPPORTED (no status)";
       default -> state;
@@ -410,10 +404,7 @@ final class DoctorReport {
   }
 
   private static String ms(Double millis) {
-    if (millis == null) {
-      return "-";
-    }
-    return Durations.format(Duration.ofNanos((long) (millis * 1e6)));
+    return millis == null ? "-" : Durations.format(Durations.ofMillis(millis));
   }
 
   static void printColumns(PrintStream out, List<String[]> rows) {

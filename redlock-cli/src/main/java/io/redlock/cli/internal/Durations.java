@@ -202,6 +202,11 @@ final class Durations implements ITypeConverter<Duration> {
     return Math.round(d.toNanos() / 1_000.0) / 1_000.0;
   }
 
+  /** The inverse of {@link #millis(Duration)}; null for null. */
+  static Duration ofMillis(Double millis) {
+    return millis == null ? null : Duration.ofNanos(Math.round(millis * 1e6));
+  }
+
   /** Milliseconds with three decimals, for JSON. */
   static double millis(long nanos) {
     return Math.round(nanos / 1_000.0) / 1_000.0;

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -444,9 +445,6 @@ final class ExecCommand implements Callable<Integer> {
     return code;
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Nested redlock commands
-
   /** The nodes in use, as the channel hands them to nested commands. */
   NodeOptions.Selection selection;
 
@@ -479,16 +477,13 @@ final class ExecCommand implements Callable<Integer> {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Signals, the command's end, cleanup
-
-  /** Called by the JVM on SIGTERM / SIGINT / SIGHUP: stop the command, release, then let go. */
   /** Stops the command: SIGTERM, SIGKILL after the grace (see {@link Child#terminate}). */
   private void terminate(Process command) {
     stopped = true;
     Child.terminate(command, grace != null ? grace : Duration.ofSeconds(10), err);
   }
 
+  /** Called by the JVM on SIGTERM / SIGINT / SIGHUP: stop the command, release, then let go. */
   private void onSignal(Thread main) {
     if (mainDone.getCount() == 0) {
       return; // normal exit
@@ -566,10 +561,8 @@ final class ExecCommand implements Callable<Integer> {
   /** How long exit waits for late replies: a few node timeouts, at least 0.5 s, at most 2 s. */
   private Duration lateWait(Redlock r) {
     Duration fourTimeouts = r.settings().nodeTimeoutFor(o.ttl).multipliedBy(4);
-    if (fourTimeouts.compareTo(LATE_WAIT_MIN) < 0) {
-      return LATE_WAIT_MIN;
-    }
-    return fourTimeouts.compareTo(LATE_WAIT_MAX) > 0 ? LATE_WAIT_MAX : fourTimeouts;
+    return Collections.max(
+        List.of(LATE_WAIT_MIN, Collections.min(List.of(fourTimeouts, LATE_WAIT_MAX))));
   }
 
   /** Closes the Redlock on a daemon thread, waiting at most {@link #CLOSE_WAIT}. */
