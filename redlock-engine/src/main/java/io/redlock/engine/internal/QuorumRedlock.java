@@ -93,19 +93,9 @@ final class QuorumRedlock implements Redlock {
   }
 
   /**
-   * For tests: a fake ticker, a sleeper that moves it, a seeded random source, and whether to run
+   * Tests pass a fake ticker, a sleeper that moves it, a seeded random source, and whether to run
    * the {@link BuildChecks} (their status calls would move a fake ticker behind the test's back).
    */
-  QuorumRedlock(
-      List<LockNode> nodes,
-      RedlockSettings settings,
-      Ticker ticker,
-      Sleeper sleeper,
-      RandomGenerator random,
-      boolean checkNodes) {
-    this(nodes, settings, ticker, sleeper, random, checkNodes, RedlockListener.NONE);
-  }
-
   QuorumRedlock(
       List<LockNode> nodes,
       RedlockSettings settings,

@@ -82,7 +82,13 @@ final class Cluster {
           }
         };
     return new QuorumRedlock(
-        List.<LockNode>copyOf(nodes), settings, ticker, sleeper, random, false);
+        List.<LockNode>copyOf(nodes),
+        settings,
+        ticker,
+        sleeper,
+        random,
+        false,
+        io.redlock.RedlockListener.NONE);
   }
 
   /** Another client takes {@code key} on the given nodes, straight on the stores. */

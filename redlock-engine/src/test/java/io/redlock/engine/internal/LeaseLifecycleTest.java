@@ -43,7 +43,8 @@ class LeaseLifecycleTest {
         Ticker.system(),
         Sleeper.SYSTEM,
         new java.util.Random(1),
-        false);
+        false,
+        io.redlock.RedlockListener.NONE);
   }
 
   /** Polls {@code condition} every 10 ms for up to 10 s. */

@@ -44,7 +44,8 @@ class LockAndAsyncTest {
         Ticker.system(),
         Sleeper.SYSTEM,
         new java.util.Random(1),
-        false);
+        false,
+        io.redlock.RedlockListener.NONE);
   }
 
   private static QuorumRedlock redlock() {
@@ -322,7 +323,8 @@ class LockAndAsyncTest {
               Ticker.system(),
               Sleeper.SYSTEM,
               new java.util.Random(1),
-              false)) {
+              false,
+              io.redlock.RedlockListener.NONE)) {
         Lease held = redlock.tryAcquire("crowd", Duration.ofSeconds(60)).orElseThrow();
         int before = ManagementFactory.getThreadMXBean().getThreadCount();
         List<CompletableFuture<Lease>> waiting = new ArrayList<>();
@@ -424,7 +426,8 @@ class LockAndAsyncTest {
                 Ticker.system(),
                 Sleeper.SYSTEM,
                 new java.util.Random(2),
-                false);
+                false,
+                io.redlock.RedlockListener.NONE);
         Lease resumed = second.resume("handed", lease.token(), Duration.ofSeconds(5));
         assertThat(resumed.isValid()).isTrue();
         assertThat(resumed.remainingValidity()).isGreaterThan(TTL);

@@ -29,7 +29,8 @@ class ProbeTest {
         Ticker.system(),
         Sleeper.SYSTEM,
         java.util.concurrent.ThreadLocalRandom.current(),
-        false);
+        false,
+        io.redlock.RedlockListener.NONE);
   }
 
   @Test

@@ -76,7 +76,8 @@ class WaitQueueTest {
             cluster.ticker,
             sleeper,
             cluster.random,
-            false);
+            false,
+            io.redlock.RedlockListener.NONE);
   }
 
   @AfterEach
