@@ -170,25 +170,11 @@ final class DoctorCommand implements Callable<Integer> {
     List<Probed> probed = probeAll(backends, uris, settings);
     EngineVerdict verdict = awaitEngineVerdict(engineVerdict, budgetEnds);
     List<NodeReport> reports = new ArrayList<>();
-    List<Verdict.NodeFacts> facts = new ArrayList<>();
+    List<NodeReport> facts = new ArrayList<>();
     for (Probed p : probed) {
       NodeReport r = p.row(null);
-      Verdict.NodeFacts f =
-          new Verdict.NodeFacts(
-              r.node(),
-              r.reachable(),
-              r.rttWorstMs() == null ? Duration.ZERO : Durations.ofMillis(r.rttWorstMs()),
-              r.durable(),
-              r.uptime(),
-              r.reportsStatus(),
-              r.fencing(),
-              r.details() == null ? null : r.details().get("durability"),
-              r.readsClock(),
-              r.clockOffset(),
-              r.clockUncertainty(),
-              r.localClock());
-      reports.add(p.row(Restarts.quarantine(f, q)));
-      facts.add(f);
+      reports.add(p.row(Restarts.quarantine(r, q)));
+      facts.add(r);
     }
     List<Verdict.Finding> findings = new ArrayList<>();
     if (verdict.finding() != null) {

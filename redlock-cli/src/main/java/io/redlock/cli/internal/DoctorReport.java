@@ -205,6 +205,15 @@ final class DoctorReport {
       return clockNote != null && clockNote.startsWith("this machine's own clock");
     }
 
+    Duration worstRtt() {
+      return rttWorstMs == null ? Duration.ZERO : Durations.ofMillis(rttWorstMs);
+    }
+
+    /** The node's own words on its durability, e.g. "not durable: synchronous=NORMAL". */
+    String durability() {
+      return details == null ? null : details.get("durability");
+    }
+
     Duration clockOffset() {
       return Durations.ofMillis(clockOffsetMs);
     }

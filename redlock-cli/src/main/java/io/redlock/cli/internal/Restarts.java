@@ -1,5 +1,12 @@
 package io.redlock.cli.internal;
 
+import static io.redlock.NodeReport.Quarantine.ACTIVE;
+import static io.redlock.NodeReport.Quarantine.NOT_APPLICABLE;
+import static io.redlock.NodeReport.Quarantine.NOT_NEEDED;
+import static io.redlock.NodeReport.Quarantine.OFF;
+import static io.redlock.NodeReport.Quarantine.PASSED;
+import static io.redlock.NodeReport.Quarantine.STATUS_UNREADABLE;
+import static io.redlock.NodeReport.Quarantine.UNSUPPORTED;
 import static io.redlock.cli.internal.Verdict.Level.FAIL;
 import static io.redlock.cli.internal.Verdict.Level.INFO;
 import static io.redlock.cli.internal.Verdict.Level.OK;
@@ -58,34 +65,21 @@ final class Restarts {
   record QuarantineView(NodeReport.Quarantine state, Duration left) {}
 
   /** Where {@code node} stands; {@code quarantine} null when it is off. */
-  static QuarantineView quarantine(Verdict.NodeFacts node, Quarantine quarantine) {
+  static QuarantineView quarantine(DoctorReport.NodeReport node, Quarantine quarantine) {
+    boolean on = quarantine != null;
     if (!node.reachable()) {
-      return new QuarantineView(NodeReport.Quarantine.NOT_APPLICABLE, null);
-    }
-    if (Boolean.FALSE.equals(node.reportsStatus())) {
-      return new QuarantineView(
-          quarantine == null
-              ? NodeReport.Quarantine.NOT_APPLICABLE
-              : NodeReport.Quarantine.UNSUPPORTED,
-          null);
-    }
-    if (node.durable() == null || node.uptime() == null) {
-      return new QuarantineView(
-          quarantine == null
-              ? NodeReport.Quarantine.NOT_APPLICABLE
-              : NodeReport.Quarantine.STATUS_UNREADABLE,
-          null);
-    }
-    if (node.durable()) {
-      return new QuarantineView(NodeReport.Quarantine.NOT_NEEDED, null);
-    }
-    if (quarantine == null) {
-      return new QuarantineView(NodeReport.Quarantine.OFF, null);
+      return new QuarantineView(NOT_APPLICABLE, null);
+    } else if (Boolean.FALSE.equals(node.reportsStatus())) {
+      return new QuarantineView(on ? UNSUPPORTED : NOT_APPLICABLE, null);
+    } else if (node.durable() == null || node.uptime() == null) {
+      return new QuarantineView(on ? STATUS_UNREADABLE : NOT_APPLICABLE, null);
+    } else if (node.durable() || !on) {
+      return new QuarantineView(node.durable() ? NOT_NEEDED : OFF, null);
     }
     Duration left = quarantine.votesAfter().minus(node.uptime());
     return left.isNegative() || left.isZero()
-        ? new QuarantineView(NodeReport.Quarantine.PASSED, null)
-        : new QuarantineView(NodeReport.Quarantine.ACTIVE, left);
+        ? new QuarantineView(PASSED, null)
+        : new QuarantineView(ACTIVE, left);
   }
 
   /**
@@ -96,7 +90,7 @@ final class Restarts {
    */
   static void judge(
       List<Verdict.Finding> out,
-      List<Verdict.NodeFacts> nodes,
+      List<DoctorReport.NodeReport> nodes,
       Duration ttl,
       int quorum,
       Quarantine quarantine) {
@@ -108,7 +102,7 @@ final class Restarts {
     List<String> active = new ArrayList<>();
     List<Duration> activeLeft = new ArrayList<>();
     int reachable = 0;
-    for (Verdict.NodeFacts node : nodes) {
+    for (DoctorReport.NodeReport node : nodes) {
       if (!node.reachable()) {
         continue;
       }
@@ -116,23 +110,23 @@ final class Restarts {
       if (Boolean.FALSE.equals(node.durable())) {
         notDurable.add(
             node.durability() == null
-                ? node.name()
-                : node.name() + " (" + node.durability().replaceFirst("^not durable: ", "") + ")");
+                ? node.node()
+                : node.node() + " (" + node.durability().replaceFirst("^not durable: ", "") + ")");
         if (node.uptime() != null && node.uptime().compareTo(ttl) < 0) {
-          youngNotDurable.add(node.name() + " (up " + Durations.format(node.uptime()) + ")");
+          youngNotDurable.add(node.node() + " (up " + Durations.format(node.uptime()) + ")");
         }
       }
       QuarantineView view = quarantine(node, quarantine);
       switch (view.state()) {
         case NOT_APPLICABLE -> {
           if (Boolean.FALSE.equals(node.reportsStatus())) {
-            unknown.add(node.name());
+            unknown.add(node.node());
           }
         }
-        case UNSUPPORTED -> unsupported.add(node.name());
-        case STATUS_UNREADABLE -> unreadable.add(node.name());
+        case UNSUPPORTED -> unsupported.add(node.node());
+        case STATUS_UNREADABLE -> unreadable.add(node.node());
         case ACTIVE -> {
-          active.add(node.name() + " (up " + Durations.format(node.uptime()) + ")");
+          active.add(node.node() + " (up " + Durations.format(node.uptime()) + ")");
           activeLeft.add(view.left());
         }
         default -> {

@@ -1,8 +1,14 @@
 package io.redlock.cli.internal;
 
+import io.redlock.cli.internal.DoctorReport.NodeReport;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * Judges the Redlock timing assumptions against measured round trips: a quorum must be reachable, a
@@ -53,35 +59,6 @@ final class Verdict {
     return items.isEmpty() ? "" : before + String.join(", ", items) + after;
   }
 
-  /**
-   * What the verdict needs to know about one node.
-   *
-   * @param durable from the node's status report; null if it does not report one (or it failed)
-   * @param uptime from the node's status report; null if it does not report one (or it failed)
-   * @param reportsStatus whether the node declares status reports; null if unknown (not opened)
-   * @param fencing whether the node keeps fencing counters; null if unknown (not opened)
-   * @param durability the node's own words on its durability, e.g. "not durable:
-   *     synchronous=NORMAL"
-   * @param readsClock whether the node declares reads of its store's clock; null if unknown
-   * @param clockOffset the store's clock minus this machine's; null if not read
-   * @param clockUncertainty how far off {@code clockOffset} may be (half a round trip)
-   * @param localClock the store runs in this process on this machine's clock (SQLite, in-process
-   *     H2): its offset says nothing about another host
-   */
-  record NodeFacts(
-      String name,
-      boolean reachable,
-      Duration worstRtt,
-      Boolean durable,
-      Duration uptime,
-      Boolean reportsStatus,
-      Boolean fencing,
-      String durability,
-      Boolean readsClock,
-      Duration clockOffset,
-      Duration clockUncertainty,
-      boolean localClock) {}
-
   private Verdict() {}
 
   /**
@@ -93,13 +70,13 @@ final class Verdict {
    *     them with their causes)
    */
   static List<Finding> judge(
-      List<NodeFacts> nodes,
+      List<NodeReport> nodes,
       Duration ttl,
       Duration nodeTimeout,
       Duration drift,
       boolean local,
       Restarts.Quarantine quarantine,
-      java.util.Set<String> misconfigured) {
+      Set<String> misconfigured) {
     List<Finding> out = new ArrayList<>();
     int n = nodes.size();
     int quorum = n / 2 + 1;
@@ -109,13 +86,13 @@ final class Verdict {
     int fast = 0;
     Duration worst = Duration.ZERO;
     List<String> broken = new ArrayList<>();
-    for (NodeFacts node : nodes) {
-      if (misconfigured.contains(node.name())) {
-        broken.add(node.name());
+    for (NodeReport node : nodes) {
+      if (misconfigured.contains(node.node())) {
+        broken.add(node.node());
         continue;
       }
       if (!node.reachable()) {
-        down.add(node.name());
+        down.add(node.node());
         continue;
       }
       Duration rtt = node.worstRtt();
@@ -123,11 +100,11 @@ final class Verdict {
         worst = rtt;
       }
       if (rtt.compareTo(nodeTimeout) >= 0) {
-        slow.add(node.name() + " (worst " + Durations.format(rtt) + ")");
+        slow.add(node.node() + " (worst " + Durations.format(rtt) + ")");
       } else {
         fast++;
         if (rtt.multipliedBy(2).compareTo(nodeTimeout) >= 0) {
-          tight.add(node.name() + " (worst " + Durations.format(rtt) + ")");
+          tight.add(node.node() + " (worst " + Durations.format(rtt) + ")");
         }
       }
     }
@@ -224,9 +201,9 @@ final class Verdict {
     }
     Restarts.judge(out, nodes, ttl, quorum, quarantine);
     List<String> noFencing = new ArrayList<>();
-    for (NodeFacts node : nodes) {
+    for (NodeReport node : nodes) {
       if (node.reachable() && Boolean.FALSE.equals(node.fencing())) {
-        noFencing.add(node.name());
+        noFencing.add(node.node());
       }
     }
     clock(out, nodes);
@@ -262,19 +239,19 @@ final class Verdict {
    * admin <em>stepping</em> the clock) moves every expiry on that store at once: a forward step
    * shortens every lock it holds.
    */
-  private static void clock(List<Finding> out, List<NodeFacts> nodes) {
+  private static void clock(List<Finding> out, List<NodeReport> nodes) {
     List<String> off = new ArrayList<>();
     List<String> blind = new ArrayList<>();
-    java.util.Set<Boolean> aheadSides = new java.util.HashSet<>();
+    Set<Boolean> aheadSides = new HashSet<>();
     int remote = 0;
     String largest = null;
     Duration largestOffset = Duration.ZERO;
-    for (NodeFacts node : nodes) {
+    for (NodeReport node : nodes) {
       if (!node.reachable()) {
         continue;
       }
       if (Boolean.FALSE.equals(node.readsClock())) {
-        blind.add(node.name());
+        blind.add(node.node());
         continue;
       }
       if (node.clockOffset() == null || node.localClock()) {
@@ -286,12 +263,12 @@ final class Verdict {
           node.clockUncertainty() == null ? Duration.ZERO : node.clockUncertainty();
       if (abs.compareTo(CLOCK_OFFSET_LIMIT) > 0
           && abs.minus(uncertainty).compareTo(CLOCK_OFFSET_LIMIT) > 0) {
-        off.add(node.name() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")");
+        off.add(node.node() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")");
         aheadSides.add(!node.clockOffset().isNegative());
       }
       if (abs.compareTo(largestOffset) >= 0) {
         largestOffset = abs;
-        largest = node.name() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")";
+        largest = node.node() + " (" + describeOffset(node.clockOffset(), uncertainty) + ")";
       }
     }
     if (!off.isEmpty()) {
@@ -338,8 +315,8 @@ final class Verdict {
    *
    * @param incarnations each reachable node's incarnation, by node name, in node order
    */
-  static java.util.Optional<Finding> sameServer(java.util.Map<String, String> incarnations) {
-    java.util.Map<String, List<String>> byIncarnation = new java.util.LinkedHashMap<>();
+  static Optional<Finding> sameServer(Map<String, String> incarnations) {
+    Map<String, List<String>> byIncarnation = new LinkedHashMap<>();
     incarnations.forEach(
         (node, incarnation) ->
             byIncarnation.computeIfAbsent(incarnation, k -> new ArrayList<>()).add(node));
@@ -352,10 +329,10 @@ final class Verdict {
       }
     }
     if (groups.isEmpty()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     int n = incarnations.size();
-    return java.util.Optional.of(
+    return Optional.of(
         finding(
             Level.FAIL,
             Topic.SAME_SERVER,
@@ -381,16 +358,15 @@ final class Verdict {
   }
 
   /** The warning for a single node or an even number of nodes, which exec says too. */
-  static java.util.Optional<String> nodeCount(int n) {
+  static Optional<String> nodeCount(int n) {
     if (n == 1) {
-      return java.util.Optional.of(
-          "a single node is not fault tolerant: use 3 or 5 independent nodes");
+      return Optional.of("a single node is not fault tolerant: use 3 or 5 independent nodes");
     }
     return n % 2 == 0
-        ? java.util.Optional.of(
+        ? Optional.of(
             "%d nodes tolerate no more failures than %d do; use an odd number (3 or 5)"
                 .formatted(n, n - 1))
-        : java.util.Optional.empty();
+        : Optional.empty();
   }
 
   static Level overall(List<Finding> findings) {

@@ -2,11 +2,12 @@ package io.redlock.cli.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlock.cli.internal.DoctorReport.NodeReport;
 import io.redlock.cli.internal.Verdict.Finding;
 import io.redlock.cli.internal.Verdict.Level;
-import io.redlock.cli.internal.Verdict.NodeFacts;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -18,12 +19,12 @@ class VerdictTest {
   private static final Duration DRIFT = Duration.ofMillis(102);
 
   private static List<Finding> judge(
-      List<NodeFacts> nodes, Duration ttl, Duration timeout, Duration drift, boolean local) {
+      List<NodeReport> nodes, Duration ttl, Duration timeout, Duration drift, boolean local) {
     return judge(nodes, ttl, timeout, drift, local, null);
   }
 
   private static List<Finding> judge(
-      List<NodeFacts> nodes,
+      List<NodeReport> nodes,
       Duration ttl,
       Duration timeout,
       Duration drift,
@@ -32,7 +33,7 @@ class VerdictTest {
     return Verdict.judge(nodes, ttl, timeout, drift, local, q, Set.of());
   }
 
-  private static NodeFacts facts(
+  private static NodeReport facts(
       String name,
       boolean reachable,
       Duration worstRtt,
@@ -41,7 +42,7 @@ class VerdictTest {
       Boolean reportsStatus,
       Boolean fencing,
       String durability) {
-    return new NodeFacts(
+    return node(
         name,
         reachable,
         worstRtt,
@@ -56,11 +57,53 @@ class VerdictTest {
         false);
   }
 
-  private static NodeFacts up(String name, long worstMillis) {
+  private static NodeReport node(
+      String name,
+      boolean reachable,
+      Duration worstRtt,
+      Boolean durable,
+      Duration uptime,
+      Boolean reportsStatus,
+      Boolean fencing,
+      String durability,
+      Boolean readsClock,
+      Duration offset,
+      Duration uncertainty,
+      boolean local) {
+    return new NodeReport(
+        name,
+        "test",
+        reachable,
+        null,
+        null,
+        null,
+        0,
+        null,
+        Durations.millis(worstRtt),
+        null,
+        fencing,
+        List.of(),
+        reportsStatus,
+        null,
+        null,
+        uptime == null ? null : uptime.toMillis() / 1000.0,
+        durable,
+        durability == null ? null : Map.of("durability", durability),
+        null,
+        null,
+        null,
+        readsClock,
+        offset == null ? null : Durations.millis(offset),
+        uncertainty == null ? null : Durations.millis(uncertainty),
+        null,
+        local ? "this machine's own clock" : null);
+  }
+
+  private static NodeReport up(String name, long worstMillis) {
     return facts(name, true, Duration.ofMillis(worstMillis), null, null, null, null, null);
   }
 
-  private static NodeFacts down(String name) {
+  private static NodeReport down(String name) {
     return facts(name, false, Duration.ZERO, null, null, null, null, null);
   }
 
@@ -155,7 +198,7 @@ class VerdictTest {
     assertThat(f).anySatisfy(x -> assertThat(x.level()).isEqualTo(Level.INFO));
   }
 
-  private static NodeFacts status(String name, boolean durable, Duration uptime) {
+  private static NodeReport status(String name, boolean durable, Duration uptime) {
     return facts(
         name,
         true,
@@ -221,7 +264,7 @@ class VerdictTest {
   @Test
   @DisplayName("with quarantine, fails when too few nodes may vote yet, and says when they will")
   void quarantineBlocksQuorum() {
-    List<NodeFacts> nodes =
+    List<NodeReport> nodes =
         List.of(
             status("a", false, Duration.ofSeconds(10)),
             status("b", false, Duration.ofSeconds(20)),
@@ -250,7 +293,7 @@ class VerdictTest {
   @Test
   @DisplayName("with quarantine, warns about a quarantined minority and lets durable nodes vote")
   void quarantineMinority() {
-    List<NodeFacts> nodes =
+    List<NodeReport> nodes =
         List.of(
             status("a", true, Duration.ofSeconds(1)),
             status("b", true, Duration.ofSeconds(1)),
@@ -275,7 +318,7 @@ class VerdictTest {
   @Test
   @DisplayName("with quarantine, is OK once every node that is not durable has been up long enough")
   void quarantinePassed() {
-    List<NodeFacts> nodes =
+    List<NodeReport> nodes =
         List.of(
             status("a", false, Duration.ofMinutes(2)),
             status("b", false, Duration.ofMillis(60_602)),
@@ -292,8 +335,8 @@ class VerdictTest {
   @Test
   @DisplayName("with quarantine, fails with 64 for a node that reports no status")
   void quarantineUnsupported() {
-    NodeFacts blind = facts("x", true, Duration.ofMillis(1), null, null, false, false, null);
-    List<NodeFacts> nodes =
+    NodeReport blind = facts("x", true, Duration.ofMillis(1), null, null, false, false, null);
+    List<NodeReport> nodes =
         List.of(status("a", true, Duration.ofSeconds(1)), status("b", true, Duration.ZERO), blind);
 
     List<Finding> withQuarantine = judge(nodes, TTL, TIMEOUT, DRIFT, false, ONE_MINUTE);
@@ -317,14 +360,14 @@ class VerdictTest {
         .isEqualTo(io.redlock.NodeReport.Quarantine.NOT_APPLICABLE);
   }
 
-  private static NodeFacts clock(String name, long offsetMillis, long uncertaintyMillis) {
+  private static NodeReport clock(String name, long offsetMillis, long uncertaintyMillis) {
     return clock(
         name, true, Duration.ofMillis(offsetMillis), Duration.ofMillis(uncertaintyMillis), false);
   }
 
-  private static NodeFacts clock(
+  private static NodeReport clock(
       String name, Boolean readsClock, Duration offset, Duration uncertainty, boolean local) {
-    return new NodeFacts(
+    return node(
         name,
         true,
         Duration.ofMillis(1),
@@ -343,7 +386,7 @@ class VerdictTest {
   @DisplayName(
       "warns about a store clock 30 s ahead, naming the node, the figure and the fix, and exits 0")
   void clockFarOff() {
-    List<NodeFacts> nodes =
+    List<NodeReport> nodes =
         List.of(clock("redis://a", 30_020, 1), clock("redis://b", 2, 1), clock("redis://c", -3, 1));
 
     List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
@@ -366,7 +409,7 @@ class VerdictTest {
   @Test
   @DisplayName("is OK with store clocks within a second, and names the largest offset")
   void clocksInStep() {
-    List<NodeFacts> nodes = List.of(clock("a", 900, 1), clock("b", -2, 1), clock("c", 5, 1));
+    List<NodeReport> nodes = List.of(clock("a", 900, 1), clock("b", -2, 1), clock("c", 5, 1));
 
     List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
@@ -382,7 +425,8 @@ class VerdictTest {
   @Test
   @DisplayName("does not warn about an offset above a second that its uncertainty could explain")
   void clockOffsetWithinUncertainty() {
-    List<NodeFacts> nodes = List.of(clock("slow", -1_300, 400), clock("b", 1, 1), clock("c", 1, 1));
+    List<NodeReport> nodes =
+        List.of(clock("slow", -1_300, 400), clock("b", 1, 1), clock("c", 1, 1));
 
     List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
@@ -394,9 +438,9 @@ class VerdictTest {
       "suspects this machine's clock when every store is off the same way, and ignores stores on"
           + " this machine's own clock")
   void everyStoreOff() {
-    NodeFacts local =
+    NodeReport local =
         clock("jdbc:sqlite:/x.db", true, Duration.ofMillis(50_000), Duration.ofMillis(1), true);
-    List<NodeFacts> nodes = List.of(clock("a", -40_000, 1), clock("b", -40_003, 1), local);
+    List<NodeReport> nodes = List.of(clock("a", -40_000, 1), clock("b", -40_003, 1), local);
 
     List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
@@ -412,8 +456,8 @@ class VerdictTest {
   @Test
   @DisplayName("notes nodes whose backend does not read the store's clock, without a warning")
   void clockUnknown() {
-    NodeFacts blind = clock("x", false, null, null, false);
-    List<NodeFacts> nodes = List.of(clock("a", 1, 1), clock("b", 1, 1), blind);
+    NodeReport blind = clock("x", false, null, null, false);
+    List<NodeReport> nodes = List.of(clock("a", 1, 1), clock("b", 1, 1), blind);
 
     List<Finding> f = judge(nodes, TTL, TIMEOUT, DRIFT, false);
 
