@@ -1,14 +1,14 @@
 package io.redlock.cli.internal;
 
-import java.io.ByteArrayOutputStream;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -17,6 +17,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
@@ -161,9 +165,6 @@ final class ParentExec implements AutoCloseable {
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Client side: the commands exec runs
-
   /** exec's answer: {@code key -> values}, in order. */
   record Answer(Map<String, List<String>> fields) {
     Optional<String> get(String key) {
@@ -188,15 +189,14 @@ final class ParentExec implements AutoCloseable {
    */
   static Answer ask(Path socket, Map<String, String> request) {
     // exec answers within a node timeout or two; a stopped (SIGSTOP) exec must not hang us
-    java.util.concurrent.CompletableFuture<Answer> answer =
-        java.util.concurrent.CompletableFuture.supplyAsync(() -> askNow(socket, request));
+    CompletableFuture<Answer> answer = CompletableFuture.supplyAsync(() -> askNow(socket, request));
     try {
-      return answer.get(ASK_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.TimeoutException e) {
+      return answer.get(ASK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
       throw new CliException(
           ExitCodes.UNREACHABLE,
           unreachable(socket, "no answer within " + Durations.human(ASK_TIMEOUT)));
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       if (e.getCause() instanceof CliException cli) {
         throw cli;
       }
@@ -302,36 +302,22 @@ final class ParentExec implements AutoCloseable {
     return Optional.of(Integer.valueOf(a.get("exit").get()));
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Messages: one JSON object each way, the request then the answer
+  /** One JSON object each way, the request then the answer. */
+  private static final ObjectMapper JSON = new ObjectMapper();
 
-  private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
-      new com.fasterxml.jackson.databind.ObjectMapper();
+  private static final TypeReference<Map<String, String>> REQUEST = new TypeReference<>() {};
 
-  private static final com.fasterxml.jackson.core.type.TypeReference<Map<String, String>> REQUEST =
-      new com.fasterxml.jackson.core.type.TypeReference<>() {};
+  private static final TypeReference<Map<String, List<String>>> ANSWER = new TypeReference<>() {};
 
-  private static final com.fasterxml.jackson.core.type.TypeReference<Map<String, List<String>>>
-      ANSWER = new com.fasterxml.jackson.core.type.TypeReference<>() {};
-
-  private static String readAll(SocketChannel c) throws IOException {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteBuffer buf = ByteBuffer.allocate(4096);
-    while (c.read(buf) >= 0) {
-      buf.flip();
-      out.write(buf.array(), 0, buf.limit());
-      buf.clear();
-      if (out.size() > MAX_BYTES) {
-        throw new IOException("too long");
-      }
+  private static byte[] readAll(SocketChannel c) throws IOException {
+    byte[] bytes = Channels.newInputStream(c).readNBytes(MAX_BYTES + 1);
+    if (bytes.length > MAX_BYTES) {
+      throw new IOException("too long");
     }
-    return out.toString(StandardCharsets.UTF_8);
+    return bytes;
   }
 
   private static void write(SocketChannel c, Object message) throws IOException {
-    ByteBuffer buf = ByteBuffer.wrap(JSON.writeValueAsBytes(message));
-    while (buf.hasRemaining()) {
-      c.write(buf);
-    }
+    Channels.newOutputStream(c).write(JSON.writeValueAsBytes(message));
   }
 }
