@@ -3,6 +3,7 @@ package io.redlock.cli.internal;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +25,7 @@ final class Child {
   private Child() {}
 
   /** Where setpriv lives when it is not on the PATH. */
-  private static final List<String> SETPRIV_DIRS = List.of("/usr/bin", "/bin", "/usr/sbin");
+  private static final String SETPRIV_DIRS = "/usr/bin:/bin:/usr/sbin";
 
   /**
    * The words to put before the command so that it dies with redlock, or empty where that cannot be
@@ -34,16 +35,8 @@ final class Child {
     if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
       return List.of();
     }
-    Optional<Path> setpriv = find("setpriv", path);
-    if (setpriv.isEmpty()) {
-      for (String dir : SETPRIV_DIRS) {
-        Path p = Path.of(dir, "setpriv");
-        if (Files.isExecutable(p)) {
-          setpriv = Optional.of(p);
-          break;
-        }
-      }
-    }
+    Optional<Path> setpriv =
+        find("setpriv", path == null ? SETPRIV_DIRS : path + File.pathSeparator + SETPRIV_DIRS);
     if (setpriv.isEmpty() || !works(setpriv.get())) {
       return List.of();
     }
@@ -159,10 +152,6 @@ final class Child {
         process.destroy();
       }
     }
-
-    long pid() {
-      return process.pid();
-    }
   }
 
   /** Why {@code program} cannot be run, as the shell would say it, with its exit code. */
@@ -217,7 +206,7 @@ final class Child {
   }
 
   /** SIGTERM to the command and its descendants, SIGKILL after the grace period. */
-  static void terminate(Process command, Duration g, java.io.PrintStream err) {
+  static void terminate(Process command, Duration g, PrintStream err) {
     List<ProcessHandle> family = command.descendants().toList(); // before they are orphaned
     command.destroy();
     family.forEach(ProcessHandle::destroy);
@@ -252,7 +241,7 @@ final class Child {
   }
 
   /** Says why the command could not be started; its exit code, as a shell gives it. */
-  static int cannotStart(String program, IOException e, java.io.PrintStream err) {
+  static int cannotStart(String program, IOException e, PrintStream err) {
     String message = String.valueOf(e.getMessage());
     boolean notFound = message.contains("error=2,") || message.contains("No such file");
     err.println(
