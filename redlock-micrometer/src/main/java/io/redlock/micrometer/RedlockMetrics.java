@@ -153,13 +153,9 @@ public final class RedlockMetrics implements RedlockListener {
   @Override
   public void acquisition(String resource, boolean acquired, int attempts, long nanos) {
     ResourceMeters m = meters(resource);
+    (acquired ? m.acquired : m.notAcquired).record(nanos, attempts);
     if (acquired) {
-      m.acquired.record(nanos, TimeUnit.NANOSECONDS);
-      m.attemptsAcquired.record(attempts);
       m.held.incrementAndGet();
-    } else {
-      m.notAcquired.record(nanos, TimeUnit.NANOSECONDS);
-      m.attemptsNotAcquired.record(attempts);
     }
   }
 
@@ -205,12 +201,18 @@ public final class RedlockMetrics implements RedlockListener {
     return outcome.name().toLowerCase(Locale.ROOT);
   }
 
+  /** The time and the attempts of acquisitions with one result. */
+  private record Acquisitions(Timer time, DistributionSummary attempts) {
+    void record(long nanos, int count) {
+      time.record(nanos, TimeUnit.NANOSECONDS);
+      attempts.record(count);
+    }
+  }
+
   /** The meters of one resource, or of all together; registered eagerly so they show as zero. */
   private final class ResourceMeters {
-    final Timer acquired;
-    final Timer notAcquired;
-    final DistributionSummary attemptsAcquired;
-    final DistributionSummary attemptsNotAcquired;
+    final Acquisitions acquired;
+    final Acquisitions notAcquired;
     final Counter extended;
     final Counter extensionFailed;
     final Counter releasedComplete;
@@ -218,10 +220,8 @@ public final class RedlockMetrics implements RedlockListener {
     final AtomicLong held = new AtomicLong();
 
     ResourceMeters(Tags t) {
-      acquired = acquisitions(t, "acquired");
-      notAcquired = acquisitions(t, "not_acquired");
-      attemptsAcquired = attempts(t, "acquired");
-      attemptsNotAcquired = attempts(t, "not_acquired");
+      acquired = acquisitions(t.and("result", "acquired"));
+      notAcquired = acquisitions(t.and("result", "not_acquired"));
       String extensions = "Lease extensions, by hand or by keep-alive";
       extended = counter(EXTENSIONS, extensions, t.and("result", "extended"));
       extensionFailed = counter(EXTENSIONS, extensions, t.and("result", "failed"));
@@ -235,20 +235,16 @@ public final class RedlockMetrics implements RedlockListener {
           .register(registry);
     }
 
-    private Timer acquisitions(Tags t, String result) {
-      return Timer.builder(ACQUISITIONS)
-          .description("Acquisitions, attempts and pauses included")
-          .tags(t)
-          .tag("result", result)
-          .register(registry);
-    }
-
-    private DistributionSummary attempts(Tags t, String result) {
-      return DistributionSummary.builder(ATTEMPTS)
-          .description("Attempts made by one acquisition")
-          .tags(t)
-          .tag("result", result)
-          .register(registry);
+    private Acquisitions acquisitions(Tags t) {
+      return new Acquisitions(
+          Timer.builder(ACQUISITIONS)
+              .description("Acquisitions, attempts and pauses included")
+              .tags(t)
+              .register(registry),
+          DistributionSummary.builder(ATTEMPTS)
+              .description("Attempts made by one acquisition")
+              .tags(t)
+              .register(registry));
     }
 
     private Counter counter(String name, String description, Tags t) {
