@@ -116,7 +116,7 @@ final class RedisCall<T> implements Reply<T> {
       c.getMany(0); // flushes the command; reads nothing
       sent.complete(c);
     } catch (RuntimeException e) {
-      RedisLockNode.discard(c);
+      node.discardInBackground(c);
       node.connectionFailed();
       sent.completeExceptionally(e);
     }
@@ -175,7 +175,7 @@ final class RedisCall<T> implements Reply<T> {
           timedOut = true; // the connection is closed when the reply is abandoned
           throw new NodeTimeoutException(node.name(), timeout);
         }
-        RedisLockNode.discard(c);
+        node.discardInBackground(c);
         node.connectionFailed();
         return finish(null, node.errors.translate(e, kind.description()));
       }
@@ -184,7 +184,7 @@ final class RedisCall<T> implements Reply<T> {
         c.close();
         return finish(value, null);
       } catch (RuntimeException e) {
-        RedisLockNode.discard(c); // a reply no Redis gives: the stream is not to be trusted
+        node.discardInBackground(c); // a reply no Redis gives: the stream is not to be trusted
         String shown =
             reply instanceof byte[] b ? new String(b, StandardCharsets.UTF_8) : "" + reply;
         return finish(
@@ -240,10 +240,12 @@ final class RedisCall<T> implements Reply<T> {
     }
     if (!kind.droppable() || !claimed.compareAndSet(false, true)) {
       // sent, or to be sent (a release): the connection is closed once the command is out
+      // Never on the caller's thread: the pool replaces a discarded connection at once, and
+      // opening one to a stalled server (connect, then INFO) takes up to the socket timeout.
       sent.whenComplete(
           (c, e) -> {
             if (c != null) {
-              RedisLockNode.discard(c);
+              node.discardInBackground(c);
             }
           });
     }

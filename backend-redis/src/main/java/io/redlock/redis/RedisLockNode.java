@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -313,6 +314,19 @@ public final class RedisLockNode implements LockNode {
       c.close();
     } catch (RuntimeException e) {
       // closed; the pool could not open a replacement for a waiting call, which fails on its own
+    }
+  }
+
+  /**
+   * {@link #discard} on the background thread: giving a broken connection back makes the pool open
+   * a replacement right away (connect, then {@link RedisIncarnation}'s INFO), which on a stalled
+   * server blocks for the socket timeout. Inline only if the background thread refuses it.
+   */
+  void discardInBackground(Connection c) {
+    try {
+      background.execute(() -> discard(c));
+    } catch (RejectedExecutionException e) {
+      discard(c);
     }
   }
 

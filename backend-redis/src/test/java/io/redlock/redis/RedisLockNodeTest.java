@@ -457,6 +457,33 @@ class RedisLockNodeTest {
 
     @Test
     @DisplayName(
+        "abandoning a call a paused server did not answer returns at once: the pool's replacement"
+            + " connection (connect, INFO) is not opened on the caller's thread")
+    void abandonOnPausedServerDoesNotBlock() throws Exception {
+      try (RedisServer redis = RedisServer.builder().faultInjection().start()) {
+        RedisLockNode node = node(redis.uri() + "?socketTimeout=3s");
+        node.status().await(WAIT); // from now on every new connection reads INFO, as in an engine
+        String key = key();
+        String token = token();
+        assertThat(node.tryAcquire(key, token, TTL).await(WAIT).acquired()).isTrue();
+        redis.pause();
+        try {
+          Reply<Boolean> reply = node.extend(key, token, TTL);
+          assertThatThrownBy(() -> reply.await(Duration.ofMillis(100)))
+              .isInstanceOf(NodeTimeoutException.class);
+          long started = System.nanoTime();
+          reply.abandon(late -> {});
+          assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started))
+              .as("abandon does not wait for the paused server")
+              .isLessThan(1_000);
+        } finally {
+          redis.resume();
+        }
+      }
+    }
+
+    @Test
+    @DisplayName(
         "when every pooled connection stays busy, a call fails or times out waiting, naming"
             + " poolSize, and is never sent")
     void poolExhausted() throws Exception {
