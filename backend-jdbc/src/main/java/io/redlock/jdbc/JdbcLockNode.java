@@ -16,6 +16,7 @@ import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.spi.support.Replies;
 import io.redlock.sql.internal.KeyCodec;
+import io.redlock.sql.internal.SqlNodeBuilder;
 import io.redlock.sql.internal.TableName;
 import java.time.Duration;
 import java.time.Instant;
@@ -351,17 +352,10 @@ public final class JdbcLockNode implements LockNode {
   }
 
   /** Builds a {@link JdbcLockNode}. Not thread-safe. */
-  public static final class Builder {
+  public static final class Builder extends SqlNodeBuilder<Builder> {
     private final String url;
     private final DataSource dataSource;
     private final JdbcOptions options;
-    private String name;
-    private TableName table = new TableName(TableName.DEFAULT);
-    private boolean createTable;
-    private int poolSize = 8;
-    private Duration connectionTimeout = Duration.ofSeconds(2);
-    private Duration queryTimeout = Duration.ofSeconds(5);
-    private boolean releaseNotifications;
 
     private Builder(String url, DataSource dataSource) {
       this.url = url;
@@ -373,58 +367,20 @@ public final class JdbcLockNode implements LockNode {
         if (o.containsKey("table")) {
           table(o.get("table"));
         }
-        if (o.containsKey("createTable")) {
-          createTable(NodeUri.bool("redlock.createTable", o.get("createTable")));
+        createTable = bool(o, "createTable");
+        poolSize = integer(o, "poolSize", 1, 256);
+        Duration connect = duration(o, "connectionTimeout");
+        if (connect != null) {
+          connectionTimeout(connect);
         }
-        if (o.containsKey("poolSize")) {
-          poolSize(NodeUri.integer("redlock.poolSize", o.get("poolSize"), 1, 256));
+        Duration query = duration(o, "queryTimeout");
+        if (query != null) {
+          queryTimeout(query);
         }
-        if (o.containsKey("connectionTimeout")) {
-          connectionTimeout(
-              NodeUri.duration("redlock.connectionTimeout", o.get("connectionTimeout")));
-        }
-        if (o.containsKey("queryTimeout")) {
-          queryTimeout(NodeUri.duration("redlock.queryTimeout", o.get("queryTimeout")));
-        }
-        if (o.containsKey("releaseNotifications")) {
-          releaseNotifications(
-              NodeUri.bool("redlock.releaseNotifications", o.get("releaseNotifications")));
-        }
+        releaseNotifications = bool(o, "releaseNotifications");
       } else {
         this.options = null;
       }
-    }
-
-    /**
-     * The node's name in messages and logs (default: the URL with its password redacted, or the
-     * DataSource's description). Must not contain secrets.
-     */
-    public Builder name(String name) {
-      if (name == null || name.isBlank()) {
-        throw new IllegalArgumentException("name must be a non-empty string");
-      }
-      this.name = NodeUri.redact(name.strip());
-      return this;
-    }
-
-    /**
-     * The table (default {@code redlock_locks}); plain identifiers only, optionally {@code
-     * schema.table}.
-     *
-     * @throws IllegalArgumentException for any other name, saying what is allowed
-     */
-    public Builder table(String table) {
-      this.table = new TableName(table);
-      return this;
-    }
-
-    /**
-     * Whether the node may create its table if it is missing (default false: a missing table is an
-     * error that prints the DDL to run). Creation is safe when many clients start at once.
-     */
-    public Builder createTable(boolean allowed) {
-      this.createTable = allowed;
-      return this;
     }
 
     /**
@@ -433,10 +389,7 @@ public final class JdbcLockNode implements LockNode {
      * (about its threads that lock at the same time). Ignored for a caller's DataSource.
      */
     public Builder poolSize(int size) {
-      if (size < 1 || size > 256) {
-        throw new IllegalArgumentException("poolSize must be from 1 to 256, got " + size);
-      }
-      this.poolSize = size;
+      this.poolSize = requireRange("poolSize", size, 1, 256);
       return this;
     }
 
@@ -447,14 +400,9 @@ public final class JdbcLockNode implements LockNode {
      * DataSource.
      */
     public Builder connectionTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "connectionTimeout");
-      if (timeout.compareTo(Duration.ofMillis(250)) < 0) {
-        throw new IllegalArgumentException(
-            "connectionTimeout must be at least 250 ms (HikariCP's minimum), got "
-                + timeout.toMillis()
-                + " ms");
-      }
-      this.connectionTimeout = timeout;
+      this.connectionTimeout =
+          requireAtLeast(
+              "connectionTimeout", timeout, Duration.ofMillis(250), "250 ms (HikariCP's minimum)");
       return this;
     }
 
@@ -463,29 +411,9 @@ public final class JdbcLockNode implements LockNode {
      * statement that takes this long is cancelled and reported as a transient failure.
      */
     public Builder queryTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "queryTimeout");
-      if (timeout.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException(
-            "queryTimeout must be at least 1 s (JDBC counts whole seconds), got "
-                + timeout.toMillis()
-                + " ms");
-      }
-      this.queryTimeout = timeout;
-      return this;
-    }
-
-    /**
-     * PostgreSQL nodes built from a URL: whether releases are pushed to waiters with LISTEN/NOTIFY
-     * (default false). On: every release statement also calls {@code pg_notify} and the node
-     * LISTENs on one connection of its own, so a contended lock is handed on in milliseconds
-     * instead of at the next 50–250 ms poll. The cost: PostgreSQL serialises the commits of all
-     * transactions that notify, database-wide, through the WAL flush; measured with fsync on and 8
-     * clients, acquire+release transactions fell from about 7,500 to 3,900 per second. Turn it on
-     * for locks that are often contended, on every node of the table (a node that does not notify
-     * is not heard by the others). Ignored for other databases and for a caller's DataSource.
-     */
-    public Builder releaseNotifications(boolean on) {
-      this.releaseNotifications = on;
+      this.queryTimeout =
+          requireAtLeast(
+              "queryTimeout", timeout, Duration.ofSeconds(1), "1 s (JDBC counts whole seconds)");
       return this;
     }
 
@@ -497,6 +425,10 @@ public final class JdbcLockNode implements LockNode {
      * @throws RedlockNonTransientException if no JDBC driver accepts the URL
      */
     public JdbcLockNode build() {
+      TableName table = tableOrDefault();
+      boolean createTable = first(this.createTable, false);
+      Duration queryTimeout = first(this.queryTimeout, Duration.ofSeconds(5));
+      Duration connectionTimeout = first(this.connectionTimeout, Duration.ofSeconds(2));
       if (dataSource != null) {
         String n =
             name != null ? name : "jdbc:datasource(" + NodeUri.redact(dataSource.toString()) + ")";
@@ -511,13 +443,13 @@ public final class JdbcLockNode implements LockNode {
           new BuiltInPool(
               options,
               options.driverProperties(queryTimeout, connectionTimeout),
-              poolSize,
+              first(poolSize, 8),
               connectionTimeout);
       LockTable t =
           new LockTable(
               pool::borrow, n, table, createTable, queryTimeout, LockTable.dialectFor(subprotocol));
       PgReleaseNotifications notifications = null;
-      if (releaseNotifications && subprotocol.equals("postgresql")) {
+      if (first(releaseNotifications, false) && subprotocol.equals("postgresql")) {
         t.notifyReleases();
         notifications =
             new PgReleaseNotifications(n, () -> options.openListener(connectionTimeout), table);

@@ -12,7 +12,7 @@ import io.redlock.spi.Reply;
 import io.redlock.spi.support.LockNodeArguments;
 import io.redlock.sql.internal.KeyCodec;
 import io.redlock.sql.internal.PostgresDialect;
-import io.redlock.sql.internal.SqlOptions;
+import io.redlock.sql.internal.SqlNodeBuilder;
 import io.redlock.sql.internal.TableName;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -354,17 +354,10 @@ public final class PostgresLockNode implements LockNode {
   }
 
   /** Builds a {@link PostgresLockNode}. Not thread-safe. */
-  public static final class Builder {
+  public static final class Builder extends SqlNodeBuilder<Builder> {
     private PgUri uri;
     private PgConnectOptions connectOptions;
-    private String name;
-    private TableName table;
-    private Boolean createTable;
-    private Integer poolSize;
     private Integer pipeliningLimit;
-    private Duration connectionTimeout;
-    private Duration queryTimeout;
-    private Boolean releaseNotifications;
     private Vertx vertx;
 
     private Builder() {}
@@ -390,39 +383,6 @@ public final class PostgresLockNode implements LockNode {
       return this;
     }
 
-    /**
-     * The node's name in messages and logs (default {@code postgresql://user@host:port/db}). Must
-     * not contain secrets.
-     */
-    public Builder name(String name) {
-      if (name == null || name.isBlank()) {
-        throw new IllegalArgumentException("name must be a non-empty string");
-      }
-      this.name = NodeUri.redact(name.strip());
-      return this;
-    }
-
-    /**
-     * The table (default {@code redlock_locks}); plain identifiers only, optionally {@code
-     * schema.table}.
-     *
-     * @throws IllegalArgumentException for any other name, saying what is allowed
-     */
-    public Builder table(String table) {
-      this.table = new TableName(table);
-      return this;
-    }
-
-    /**
-     * Whether the node may create its table (and add the fencing counter column to a table of an
-     * earlier version) if missing. Default false: a missing table fails the calls with the DDL to
-     * run. Safe when many clients start at once.
-     */
-    public Builder createTable(boolean allowed) {
-      this.createTable = allowed;
-      return this;
-    }
-
     /** Connections to the server, at most (default 4, 1 to 64); opened as the load needs them. */
     public Builder poolSize(int size) {
       this.poolSize = requireRange("poolSize", size, 1, 64);
@@ -441,7 +401,8 @@ public final class PostgresLockNode implements LockNode {
 
     /** How long a call may wait for room on the connections (default 2 s, at least 100 ms). */
     public Builder connectionTimeout(Duration timeout) {
-      this.connectionTimeout = requireAtLeast("connectionTimeout", timeout, Duration.ofMillis(100));
+      this.connectionTimeout =
+          requireAtLeast("connectionTimeout", timeout, Duration.ofMillis(100), "100 ms");
       return this;
     }
 
@@ -450,18 +411,7 @@ public final class PostgresLockNode implements LockNode {
      * ms); a call without an answer within this, the connection timeout and a second fails.
      */
     public Builder queryTimeout(Duration timeout) {
-      this.queryTimeout = requireAtLeast("queryTimeout", timeout, Duration.ofMillis(100));
-      return this;
-    }
-
-    /**
-     * Whether releases are pushed to waiters with LISTEN/NOTIFY (default false): every release also
-     * calls {@code pg_notify} on the table's channel (as JDBC nodes do), and the node LISTENs on a
-     * connection of its own. The cost: PostgreSQL serialises the commits of transactions that
-     * notify. Turn it on for every node of the table, or none.
-     */
-    public Builder releaseNotifications(boolean on) {
-      this.releaseNotifications = on;
+      this.queryTimeout = requireAtLeast("queryTimeout", timeout, Duration.ofMillis(100), "100 ms");
       return this;
     }
 
@@ -531,50 +481,6 @@ public final class PostgresLockNode implements LockNode {
           dialect,
           client,
           notify ? new PgNotifications(n, client.vertx(), connect, t) : null);
-    }
-
-    @SafeVarargs
-    private static <T> T first(T... candidates) {
-      for (T c : candidates) {
-        if (c != null) {
-          return c;
-        }
-      }
-      return null;
-    }
-
-    private static Boolean bool(Map<String, String> o, String option) {
-      return o.containsKey(option) ? SqlOptions.parseBoolean(option, o.get(option)) : null;
-    }
-
-    private static Integer integer(Map<String, String> o, String option, int min, int max) {
-      return o.containsKey(option) ? SqlOptions.parseInt(option, o.get(option), min, max) : null;
-    }
-
-    private static Duration duration(Map<String, String> o, String option) {
-      return o.containsKey(option) ? SqlOptions.parseDuration(option, o.get(option)) : null;
-    }
-
-    private static int requireRange(String setting, int value, int min, int max) {
-      if (value < min || value > max) {
-        throw new IllegalArgumentException(
-            setting + " must be from " + min + " to " + max + ", got " + value);
-      }
-      return value;
-    }
-
-    private static Duration requireAtLeast(String setting, Duration value, Duration min) {
-      Objects.requireNonNull(value, setting);
-      if (value.compareTo(min) < 0) {
-        throw new IllegalArgumentException(
-            setting
-                + " must be at least "
-                + min.toMillis()
-                + " ms, got "
-                + value.toMillis()
-                + " ms");
-      }
-      return value;
     }
   }
 }
