@@ -1,7 +1,6 @@
 package io.redlock.postgres.internal;
 
 import io.redlock.spi.NodeUri;
-import io.redlock.sql.internal.SqlOptions;
 import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
@@ -39,7 +38,7 @@ import javax.net.ssl.TrustManagerFactory;
 public record PgUri(
     PgConnectOptions options, Map<String, String> redlock, Duration connectTimeout, String name) {
 
-  private static final String PREFIX = SqlOptions.PREFIX;
+  private static final String PREFIX = "redlock.";
   private static final List<String> OPTIONS =
       Stream.of(
               "table",
@@ -70,6 +69,10 @@ public record PgUri(
   /** The libpq parameters read here. */
   private static final List<String> OWN_PARAMETERS =
       List.of("sslrootcert", "sslcert", "sslkey", "connect_timeout");
+
+  /** Everything a URI may carry, as the error for anything else lists it. */
+  private static final List<String> KNOWN =
+      Stream.of(DRIVER_PARAMETERS, OWN_PARAMETERS, OPTIONS).flatMap(List::stream).toList();
 
   /**
    * Parses {@code uri}.
@@ -114,11 +117,7 @@ public record PgUri(
         String key = decode(eq < 0 ? pair : pair.substring(0, eq));
         String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
         String lowerKey = key.toLowerCase(Locale.ROOT);
-        if (key.startsWith(PREFIX)) {
-          if (!OPTIONS.contains(key)) {
-            throw new IllegalArgumentException(
-                "unknown option '" + key + "' in the URI; known options: " + OPTIONS);
-          }
+        if (OPTIONS.contains(key)) {
           redlock.put(key.substring(PREFIX.length()), value);
         } else if (OWN_PARAMETERS.contains(lowerKey)) {
           own.put(lowerKey, value);
@@ -126,19 +125,7 @@ public record PgUri(
           driver.put(lowerKey, value);
           kept.append(kept.length() == 0 ? "?" : "&").append(pair);
         } else {
-          throw new IllegalArgumentException(
-              "unknown parameter "
-                  + (key.matches("[A-Za-z0-9_.-]+")
-                      ? "'" + key + "'"
-                      : "(not shown: it could be a piece of a password with an unencoded '?')")
-                  + " in '"
-                  + shown
-                  + "'; a PostgreSQL lock node reads the libpq parameters "
-                  + DRIVER_PARAMETERS
-                  + " and "
-                  + OWN_PARAMETERS
-                  + " and the options "
-                  + OPTIONS);
+          throw NodeUri.unknownOption(key, text, KNOWN);
         }
       }
     }
