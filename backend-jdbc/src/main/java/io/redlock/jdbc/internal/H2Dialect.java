@@ -28,16 +28,12 @@ final class H2Dialect extends Dialect {
 
   H2Dialect() {
     super(
+        "H2",
         NOW,
         "DATEADD(MICROSECOND, CAST(? AS BIGINT), " + NOW + ")",
         MICROS,
         "DATEDIFF(MICROSECOND, " + NOW + ", expires_at)",
         "GREATEST(fence, CAST(? AS BIGINT))");
-  }
-
-  @Override
-  public String name() {
-    return "H2";
   }
 
   @Override

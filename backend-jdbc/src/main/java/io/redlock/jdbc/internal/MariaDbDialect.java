@@ -36,17 +36,13 @@ final class MariaDbDialect extends Dialect {
 
   MariaDbDialect(boolean mysql) {
     super(
+        mysql ? "MySQL" : "MariaDB",
         NOW,
         NOW + " + INTERVAL ? MICROSECOND",
         MICROS,
         "TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at)",
         "GREATEST(fence, ?)");
     this.mysql = mysql;
-  }
-
-  @Override
-  public String name() {
-    return mysql ? "MySQL" : "MariaDB";
   }
 
   @Override
@@ -64,25 +60,10 @@ final class MariaDbDialect extends Dialect {
 
   @Override
   public String acquire(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " (key_hash, lock_key, token, expires_at) VALUES (?, ?, ?, "
+    return insertInto(table, "", false)
         + NOW
-        + " + INTERVAL ? MICROSECOND) ON DUPLICATE KEY UPDATE"
-        + " lock_key = IF("
-        + EXPIRED
-        + ", VALUES(lock_key), lock_key),"
-        + " token = IF("
-        + EXPIRED
-        + ", VALUES(token), token),"
-        + " expires_at = IF("
-        + EXPIRED
-        + ", VALUES(expires_at), expires_at)";
-  }
-
-  @Override
-  public AcquireStyle acquireStyle() {
-    return AcquireStyle.AFFECTED_ROWS;
+        + " + INTERVAL ? MICROSECOND)"
+        + onExpired("lock_key", "token", "expires_at");
   }
 
   /**
@@ -93,30 +74,43 @@ final class MariaDbDialect extends Dialect {
    */
   @Override
   public String acquireFenced(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+    return insertInto(table, "", true)
         + NOW
         + " + INTERVAL ? MICROSECOND, LAST_INSERT_ID("
         + MICROS
-        + ")) ON DUPLICATE KEY UPDATE"
-        + " lock_key = IF("
-        + EXPIRED
-        + ", VALUES(lock_key), lock_key),"
-        + " token = IF("
-        + EXPIRED
-        + ", VALUES(token), token),"
-        + " fence = IF("
-        + EXPIRED
-        + ", LAST_INSERT_ID(GREATEST(fence + 1, VALUES(fence))), fence),"
-        + " expires_at = IF("
-        + EXPIRED
-        + ", VALUES(expires_at), expires_at)";
+        + "))"
+        + onExpired("lock_key", "token", "fence", "expires_at");
+  }
+
+  /**
+   * {@code ON DUPLICATE KEY UPDATE} that gives the columns, in this order, the inserted values only
+   * if the row expired (the counter raised and passed through {@code LAST_INSERT_ID}).
+   */
+  private static String onExpired(String... columns) {
+    List<String> set = new ArrayList<>();
+    for (String c : columns) {
+      String value =
+          c.equals("fence")
+              ? "LAST_INSERT_ID(GREATEST(fence + 1, VALUES(fence)))"
+              : "VALUES(" + c + ")";
+      set.add(c + " = IF(" + EXPIRED + ", " + value + ", " + c + ")");
+    }
+    return " ON DUPLICATE KEY UPDATE " + String.join(", ", set);
+  }
+
+  @Override
+  public AcquireStyle acquireStyle() {
+    return AcquireStyle.AFFECTED_ROWS;
   }
 
   @Override
   public boolean fencedAcquireReturnsFence() {
     return false;
+  }
+
+  @Override
+  public boolean releaseReturnsLiveness(boolean fenceColumn) {
+    return !mysql;
   }
 
   /**
@@ -144,11 +138,6 @@ final class MariaDbDialect extends Dialect {
   @Override
   public Optional<String> releaseKept(TableName table) {
     return Optional.of(expireKept(table, "''", RELEASED));
-  }
-
-  @Override
-  public boolean releaseReturnsLiveness(boolean fenceColumn) {
-    return !mysql;
   }
 
   /**

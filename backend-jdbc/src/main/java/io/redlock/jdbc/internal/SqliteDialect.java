@@ -29,12 +29,13 @@ final class SqliteDialect extends Dialect {
 
   SqliteDialect() {
     // julianday('now') is this process's reading of the machine's clock, in UTC
-    super(NOW, NOW + " + ?", NOW + " * 1000", "(expires_at - " + NOW + ") * 1000", "max(fence, ?)");
-  }
-
-  @Override
-  public String name() {
-    return "SQLite";
+    super(
+        "SQLite",
+        NOW,
+        NOW + " + ?",
+        NOW + " * 1000",
+        "(expires_at - " + NOW + ") * 1000",
+        "max(fence, ?)");
   }
 
   @Override
@@ -46,9 +47,7 @@ final class SqliteDialect extends Dialect {
 
   @Override
   public String acquire(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " (key_hash, lock_key, token, expires_at) VALUES (?, ?, ?, "
+    return insertInto(table, "", false)
         + NOW
         + " + ?) ON CONFLICT (key_hash) DO UPDATE SET lock_key = excluded.lock_key,"
         + " token = excluded.token, expires_at = excluded.expires_at WHERE expires_at <= "
@@ -58,9 +57,7 @@ final class SqliteDialect extends Dialect {
   /** One statement; in {@code DO UPDATE} a bare column is the existing row's value. */
   @Override
   public String acquireFenced(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+    return insertInto(table, "", true)
         + NOW
         + " + ?, "
         + NOW

@@ -47,6 +47,7 @@ public abstract class Dialect {
     AFFECTED_ROWS
   }
 
+  private final String name;
   private final String now;
   private final String expiry;
   private final String micros;
@@ -56,6 +57,7 @@ public abstract class Dialect {
   /**
    * The dialect of a database whose clock and arithmetic are written as follows.
    *
+   * @param name the dialect's name for messages
    * @param now the server's current time, of the type of {@code expires_at}, read by the statement
    * @param expiry the time a TTL parameter (in {@link #ttlUnits}) from now
    * @param micros now in microseconds since 1970-01-01 00:00 UTC, whatever the session's time zone
@@ -63,7 +65,13 @@ public abstract class Dialect {
    * @param fenceAtLeast the larger of the {@code fence} column and a parameter
    */
   protected Dialect(
-      String now, String expiry, String micros, String remainingMicros, String fenceAtLeast) {
+      String name,
+      String now,
+      String expiry,
+      String micros,
+      String remainingMicros,
+      String fenceAtLeast) {
+    this.name = name;
     this.now = now;
     this.expiry = expiry;
     this.micros = micros;
@@ -72,7 +80,9 @@ public abstract class Dialect {
   }
 
   /** The dialect's name for messages. */
-  public abstract String name();
+  public final String name() {
+    return name;
+  }
 
   /** The statements that create the table if it does not exist (safe to run concurrently). */
   public abstract List<String> createTable(TableName table);
@@ -107,6 +117,19 @@ public abstract class Dialect {
         + type.formatted(integer)
         + " DEFAULT 0\n)"
         + options;
+  }
+
+  /**
+   * The start of a conditional insert, up to the expiry's value: {@code INSERT INTO table alias
+   * (key_hash, lock_key, token, expires_at[, fence]) VALUES (?, ?, ?, }.
+   */
+  protected static String insertInto(TableName table, String alias, boolean fence) {
+    return "INSERT INTO "
+        + table
+        + alias
+        + " (key_hash, lock_key, token, expires_at"
+        + (fence ? ", fence" : "")
+        + ") VALUES (?, ?, ?, ";
   }
 
   /** The conditional insert; leaves the fencing counter of an existing row as it is. */

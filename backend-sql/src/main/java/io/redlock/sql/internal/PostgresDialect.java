@@ -30,6 +30,7 @@ public final class PostgresDialect extends Dialect {
 
   private PostgresDialect(boolean notify) {
     super(
+        "PostgreSQL",
         NOW,
         EXPIRY,
         MICROS,
@@ -49,20 +50,13 @@ public final class PostgresDialect extends Dialect {
   private static final String RELEASED = "TIMESTAMPTZ '1970-01-01 00:00:00+00'";
 
   @Override
-  public String name() {
-    return "PostgreSQL";
-  }
-
-  @Override
   public List<String> createTable(TableName table) {
     return List.of(lockTable(table, "BYTEA", "TEXT", "BYTEA", "TIMESTAMPTZ", "BIGINT", ""));
   }
 
   @Override
   public String acquire(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " AS l (key_hash, lock_key, token, expires_at) VALUES (?, ?, ?, "
+    return insertInto(table, " AS l", false)
         + EXPIRY
         + ") ON CONFLICT (key_hash) DO UPDATE SET lock_key = EXCLUDED.lock_key,"
         + " token = EXCLUDED.token, expires_at = EXCLUDED.expires_at"
@@ -73,9 +67,7 @@ public final class PostgresDialect extends Dialect {
   /** One statement: the insert-or-take-over and the counter's increment are one row change. */
   @Override
   public String acquireFenced(TableName table) {
-    return "INSERT INTO "
-        + table
-        + " AS l (key_hash, lock_key, token, expires_at, fence) VALUES (?, ?, ?, "
+    return insertInto(table, " AS l", true)
         + EXPIRY
         + ", "
         + MICROS
