@@ -9,6 +9,8 @@ import java.sql.SQLTimeoutException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /**
  * Turns driver exceptions into the library's transient / non-transient split, by SQLState first
@@ -69,57 +71,47 @@ public final class SqlErrors {
           state.startsWith("28") || code == 1045 || message.contains("password authentication");
       case UNKNOWN_DATABASE -> state.equals("3D000") || code == 1049 || state.equals("3F000");
       case MISSING_TABLE ->
-          state.equals("42P01")
-              || state.equals("42S02")
-              || state.equals("42S04")
-              || code == 1146
-              || code == 42102
-              || code == 42104
+          oneOf(state, "42P01", "42S02", "42S04")
+              || oneOf(code, 1146, 42102, 42104)
               || message.contains("no such table");
       case MISSING_COLUMN ->
-          state.equals("42703")
-              || state.equals("42S22")
-              || code == 1054
-              || message.contains("no such column");
+          oneOf(state, "42703", "42S22") || code == 1054 || message.contains("no such column");
       case READ_ONLY ->
           state.equals("25006")
-              || code == 1290
-              || code == 1792
-              || code == 1836
-              || code == 90097
-              || message.contains("[sqlite_readonly]")
-              || message.contains("read-only")
-              || message.contains("read only");
-      case PRIVILEGE -> state.equals("42501") || code == 1142 || code == 1044 || code == 90096;
+              || oneOf(code, 1290, 1792, 1836, 90097)
+              || containsAny(message, "[sqlite_readonly]", "read-only", "read only");
+      case PRIVILEGE -> state.equals("42501") || oneOf(code, 1142, 1044, 90096);
       case UNIQUE_VIOLATION -> state.equals("23505") || code == 1062;
       case TIMEOUT ->
           e instanceof SQLTimeoutException
-              || state.equals("57014")
-              || state.equals("70100")
-              || code == 1969
-              || code == 3024
-              || message.contains("[sqlite_interrupt]")
-              || message.contains("timeout");
+              || oneOf(state, "57014", "70100")
+              || oneOf(code, 1969, 3024)
+              || containsAny(message, "[sqlite_interrupt]", "timeout");
       case CONTENTION ->
-          state.equals("40001")
-              || state.equals("40P01")
-              || state.equals("55P03")
-              || state.equals("HYT00")
-              || code == 1205
-              || code == 1213
-              || message.contains("[sqlite_busy]")
-              || message.contains("[sqlite_locked]");
+          oneOf(state, "40001", "40P01", "55P03", "HYT00")
+              || oneOf(code, 1205, 1213)
+              || containsAny(message, "[sqlite_busy]", "[sqlite_locked]");
       case CONNECTION ->
           state.startsWith("08")
               || state.startsWith("57P")
               || state.equals("53300")
               // H2: connection broken, database closed, database closed at shutdown
-              || code == 90067
-              || code == 90098
-              || code == 90121;
+              || oneOf(code, 90067, 90098, 90121);
       case SQL_ERROR -> state.startsWith("42") || state.startsWith("22") || state.startsWith("0A");
       default -> false;
     };
+  }
+
+  private static boolean oneOf(String state, String... states) {
+    return List.of(states).contains(state);
+  }
+
+  private static boolean oneOf(int code, int... codes) {
+    return IntStream.of(codes).anyMatch(c -> c == code);
+  }
+
+  private static boolean containsAny(String message, String... pieces) {
+    return Stream.of(pieces).anyMatch(message::contains);
   }
 
   private static List<SQLException> sqlExceptions(Throwable error) {
