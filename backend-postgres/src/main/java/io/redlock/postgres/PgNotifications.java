@@ -1,16 +1,13 @@
 package io.redlock.postgres;
 
-import io.redlock.spi.ReleaseSubscription;
-import io.redlock.spi.support.ReleaseListeners;
 import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.ReleaseChannel;
 import io.redlock.sql.internal.TableName;
 import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.PgConnection;
 import io.vertx.pgclient.pubsub.PgChannel;
 import io.vertx.pgclient.pubsub.PgSubscriber;
-import java.util.HexFormat;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,47 +21,31 @@ import org.slf4j.LoggerFactory;
  * releases may have been missed meanwhile. A connection that only waits would not notice a dead
  * path, so every 15 s without a notification a {@code SELECT 1} checks it.
  */
-final class PgNotifications implements AutoCloseable {
+final class PgNotifications extends ReleaseChannel {
   private static final Logger log = LoggerFactory.getLogger(PgNotifications.class);
   private static final long MIN_BACKOFF_MILLIS = 50;
   private static final long MAX_BACKOFF_MILLIS = 2_000;
   private static final long CHECK_EVERY_MILLIS = 15_000;
 
-  private final String name;
   private final Vertx vertx;
   private final PgConnectOptions options;
-  private final String channel;
-  private final ReleaseListeners<String> listeners;
-  private final AtomicBoolean started = new AtomicBoolean();
-  private volatile boolean closed;
   private volatile long heardAt = System.nanoTime();
   private volatile PgSubscriber subscriber;
   private volatile long checkTimer = -1;
 
   PgNotifications(String name, Vertx vertx, PgConnectOptions options, TableName table) {
-    this.name = name;
+    super(name, table);
     this.vertx = vertx;
     this.options =
         new PgConnectOptions(options).addProperty("application_name", "redlock-release-listener");
-    this.channel = PostgresDialect.releaseChannel(table);
-    this.listeners = new ReleaseListeners<>(name);
   }
 
-  /** The payload a release statement sends for a key hash: the hash in lower-case hex. */
-  static String payload(byte[] keyHash) {
-    return HexFormat.of().formatHex(keyHash);
+  @Override
+  protected void start() {
+    vertx.runOnContext(v -> listen());
   }
 
-  /** Registers {@code listener} for a key (by its hash); starts listening on first use. */
-  ReleaseSubscription register(byte[] keyHash, Runnable listener) {
-    ReleaseSubscription subscription = listeners.register(payload(keyHash), listener);
-    if (started.compareAndSet(false, true)) {
-      vertx.runOnContext(v -> start());
-    }
-    return subscription;
-  }
-
-  private void start() {
+  private void listen() {
     if (closed) {
       return;
     }
@@ -138,7 +119,7 @@ final class PgNotifications implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    if (started.get()) {
+    if (started()) {
       try {
         vertx.runOnContext(
             v -> {

@@ -1,16 +1,12 @@
 package io.redlock.jdbc.internal;
 
-import io.redlock.spi.ReleaseSubscription;
-import io.redlock.spi.support.ReleaseListeners;
-import io.redlock.sql.internal.PostgresDialect;
+import io.redlock.sql.internal.ReleaseChannel;
 import io.redlock.sql.internal.TableName;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -29,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * <p>PostgreSQL delivers a notification when the releasing transaction commits (each release is its
  * own transaction), to every listening session; expiries are not reported.
  */
-public final class PgReleaseNotifications implements AutoCloseable {
+public final class PgReleaseNotifications extends ReleaseChannel {
   private static final Logger log = LoggerFactory.getLogger(PgReleaseNotifications.class);
   private static final AtomicInteger THREADS = new AtomicInteger();
   private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
@@ -54,15 +50,7 @@ public final class PgReleaseNotifications implements AutoCloseable {
     Connection open() throws SQLException;
   }
 
-  private final String name;
   private final Opener opener;
-  private final String channel;
-
-  /** Listeners by key hash (lower-case hex). */
-  private final ReleaseListeners<String> listeners;
-
-  private final AtomicBoolean started = new AtomicBoolean();
-  private volatile boolean closed;
   private volatile Connection connection;
   private volatile Thread thread;
   private volatile boolean subscribed;
@@ -73,30 +61,17 @@ public final class PgReleaseNotifications implements AutoCloseable {
    * @param table the lock table, whose channel this listens on
    */
   public PgReleaseNotifications(String name, Opener opener, TableName table) {
-    this.name = name;
+    super(name, table);
     this.opener = opener;
-    this.channel = PostgresDialect.releaseChannel(table);
-    this.listeners = new ReleaseListeners<>(name);
   }
 
-  /** The payload the release statement sends for a key hash: the hash in lower-case hex. */
-  static String payload(byte[] keyHash) {
-    return HexFormat.of().formatHex(keyHash);
-  }
-
-  /**
-   * Registers {@code listener} for a key (by its hash); starts the listener thread on first use.
-   */
-  public ReleaseSubscription register(byte[] keyHash, Runnable listener) {
-    ReleaseSubscription subscription = listeners.register(payload(keyHash), listener);
-    if (started.compareAndSet(false, true)) {
-      Thread t =
-          new Thread(this::run, "redlock-pg-notify-" + THREADS.incrementAndGet() + " " + name);
-      t.setDaemon(true);
-      thread = t;
-      t.start();
-    }
-    return subscription;
+  /** Starts the listener thread. */
+  @Override
+  protected void start() {
+    Thread t = new Thread(this::run, "redlock-pg-notify-" + THREADS.incrementAndGet() + " " + name);
+    t.setDaemon(true);
+    thread = t;
+    t.start();
   }
 
   /** True while the listening connection is listening (for tests). */
