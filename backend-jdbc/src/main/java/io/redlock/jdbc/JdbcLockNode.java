@@ -246,10 +246,7 @@ public final class JdbcLockNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     byte[][] kt = check(key, token);
-    if (atLeast <= 0) {
-      throw new IllegalArgumentException(
-          "atLeast must be a positive fencing counter, got " + atLeast);
-    }
+    LockNodeArguments.requireFence(atLeast);
     return call(() -> table.raiseFence(kt[0], kt[1], atLeast));
   }
 

@@ -171,10 +171,7 @@ public final class MongoLockNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     checked(key, token);
-    if (atLeast <= 0) {
-      throw new IllegalArgumentException(
-          "raiseFence needs a positive fencing counter value, got " + atLeast);
-    }
+    LockNodeArguments.requireFence(atLeast);
     return submit("raiseFence", () -> documents.raiseFence(key, token, atLeast));
   }
 

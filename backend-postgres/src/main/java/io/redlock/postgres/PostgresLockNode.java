@@ -194,10 +194,7 @@ public final class PostgresLockNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     byte[][] kt = check(key, token);
-    if (atLeast <= 0) {
-      throw new IllegalArgumentException(
-          "atLeast must be a positive fencing counter, got " + atLeast);
-    }
+    LockNodeArguments.requireFence(atLeast);
     fencedLocks = true;
     Tuple params = Tuple.of(atLeast, bytes(KeyCodec.hash(kt[0])), bytes(kt[1]));
     return client.submit(

@@ -198,10 +198,7 @@ public final class RedisLockNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     check(key, token);
-    if (atLeast <= 0) {
-      throw new IllegalArgumentException(
-          "atLeast must be a positive fencing value, got " + atLeast);
-    }
+    LockNodeArguments.requireFence(atLeast);
     String value = Long.toString(atLeast);
     return call(
         RedisCall.RAISE_FENCE,

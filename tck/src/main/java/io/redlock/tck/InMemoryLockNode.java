@@ -181,10 +181,7 @@ public final class InMemoryLockNode implements LockNode {
   @Override
   public Reply<Boolean> raiseFence(String key, String token, long atLeast) {
     check(key, token);
-    if (atLeast <= 0) {
-      throw new IllegalArgumentException(
-          "atLeast must be a positive fencing value, got " + atLeast);
-    }
+    LockNodeArguments.requireFence(atLeast);
     return Reply.of(
         ifHeldBy(
             key,

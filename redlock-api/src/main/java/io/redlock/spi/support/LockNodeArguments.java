@@ -54,4 +54,13 @@ public final class LockNodeArguments {
     }
     return ttl;
   }
+
+  /** Rejects a fencing value for {@code raiseFence} that is not positive, and returns it. */
+  public static long requireFence(long atLeast) {
+    if (atLeast <= 0) {
+      throw new IllegalArgumentException(
+          "atLeast must be a positive fencing counter value, got " + atLeast);
+    }
+    return atLeast;
+  }
 }
