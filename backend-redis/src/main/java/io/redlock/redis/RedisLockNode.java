@@ -66,6 +66,13 @@ public final class RedisLockNode implements LockNode {
   /** Lends connections to calls that found none idle, and sends them; runs status() look-ups. */
   final ThreadPoolExecutor background;
 
+  /**
+   * Closes broken connections, one after another, apart from {@link #background}: the pool opens a
+   * replacement as it forgets one, which against a stalled server takes up to the socket timeout,
+   * and must hold up neither a caller nor the calls waiting for a connection.
+   */
+  private final java.util.concurrent.ExecutorService discards;
+
   private final RedisIncarnation incarnation;
   private final ReleaseNotifications notifications;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -140,6 +147,14 @@ public final class RedisLockNode implements LockNode {
             b.poolSize,
             16 * b.poolSize,
             Duration.ofSeconds(10));
+    String discarder = "redlock-redis-discard " + name;
+    this.discards =
+        java.util.concurrent.Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, discarder);
+              t.setDaemon(true);
+              return t;
+            });
     this.notifications =
         new ReleaseNotifications(name, address, clientConfig, releaseChannel(), errors);
   }
@@ -275,6 +290,7 @@ public final class RedisLockNode implements LockNode {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       background.shutdown();
+      discards.shutdown();
       notifications.close();
       pool.close();
     }
@@ -315,13 +331,13 @@ public final class RedisLockNode implements LockNode {
   }
 
   /**
-   * {@link #discard} on the background thread: giving a broken connection back makes the pool open
-   * a replacement right away (connect, then {@link RedisIncarnation}'s INFO), which on a stalled
-   * server blocks for the socket timeout. Inline only if the background thread refuses it.
+   * {@link #discard} on the node's discarding thread: giving a broken connection back makes the
+   * pool open a replacement right away (connect, then {@link RedisIncarnation}'s INFO), which on a
+   * stalled server blocks for the socket timeout. Inline only once the node is closed.
    */
   void discardInBackground(Connection c) {
     try {
-      background.execute(() -> discard(c));
+      discards.execute(() -> discard(c));
     } catch (RejectedExecutionException e) {
       discard(c);
     }
